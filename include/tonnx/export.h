@@ -1,0 +1,191 @@
+// tonnx::export_model: torch.onnx.export for LibTorch.
+#pragma once
+
+#include <torch/nn/module.h>
+#include <torch/nn/modules/container/any.h>
+#include <torch/nn/modules/container/sequential.h>
+#include <torch/nn/pimpl.h>
+
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+#include "tonnx/ir.h"
+#include "tonnx/symbolic.h"
+
+namespace torch::jit {
+struct Module;
+}
+
+namespace tonnx {
+
+enum class TrainingMode { EVAL, PRESERVE, TRAINING };
+enum class OperatorExportTypes { ONNX, ONNX_ATEN_FALLBACK, ONNX_FALLTHROUGH };
+
+constexpr int kMinOpset = 9;
+constexpr int kMaxOpset = 17;
+constexpr int kDefaultOpset = 17;
+
+struct ExportOptions {
+  bool export_params = true;
+  bool verbose = false;
+  TrainingMode training = TrainingMode::EVAL;
+  // Names the graph inputs first, then the parameters (and buffers) in state_dict order.
+  std::vector<std::string> input_names;
+  std::vector<std::string> output_names;
+  OperatorExportTypes operator_export_type = OperatorExportTypes::ONNX;
+  int opset_version = kDefaultOpset;
+  bool do_constant_folding = true;
+  // Input or output name -> {axis -> symbolic dim name}.
+  std::map<std::string, std::map<int64_t, std::string>> dynamic_axes;
+  bool keep_initializers_as_inputs = false;
+  // Extra domain -> opset version imported into the model.
+  std::map<std::string, int64_t> custom_opsets;
+  // Where verbose output goes; std::cout when null.
+  std::ostream* verbose_stream = nullptr;
+};
+
+// Marks `axes` of `name` dynamic with generated names (name_dynamic_axes_K), like the
+// list form of torch.onnx's dynamic_axes.
+void add_dynamic_axes(ExportOptions& opt, const std::string& name, const std::vector<int64_t>& axes);
+
+struct ValueSummary {
+  std::string name;
+  ir::TensorType type;
+};
+
+// What an export produced.
+struct ExportSummary {
+  std::string path;
+  int opset = 0;
+  std::vector<ValueSummary> inputs, outputs;
+  std::map<std::string, int64_t> op_counts;  // ONNX op type -> count
+  int64_t num_nodes = 0;
+  int64_t num_initializers = 0;
+  int64_t parameter_bytes = 0;
+  int64_t file_bytes = 0;
+  double seconds = 0;
+  // What LibTorch computed while tracing: the reference outputs for any runtime.
+  std::vector<torch::Tensor> eager_outputs;
+  std::string str() const;  // a short human-readable report
+};
+
+// A model to trace: the root module (for parameter names and scopes, may be null) and a
+// function from the example inputs to the outputs.
+struct Traceable {
+  std::shared_ptr<torch::nn::Module> module;
+  std::function<std::vector<torch::Tensor>(const std::vector<torch::Tensor>&)> forward;
+};
+
+inline void append_outputs(std::vector<torch::Tensor>& out, std::vector<torch::Tensor> more) {
+  out.insert(out.end(), more.begin(), more.end());
+}
+// Turns what a forward returns into a flat list of tensors.
+std::vector<torch::Tensor> flatten_outputs(torch::nn::AnyValue&& v);
+inline std::vector<torch::Tensor> flatten_outputs(const torch::Tensor& t) { return {t}; }
+inline std::vector<torch::Tensor> flatten_outputs(const std::vector<torch::Tensor>& v) { return v; }
+template <typename... T>
+std::vector<torch::Tensor> flatten_outputs(const std::tuple<T...>& t) {
+  std::vector<torch::Tensor> out;
+  std::apply([&](const auto&... e) { (append_outputs(out, flatten_outputs(e)), ...); }, t);
+  return out;
+}
+
+Traceable make_traceable(torch::nn::AnyModule module);
+Traceable make_traceable(std::shared_ptr<torch::nn::SequentialImpl> seq);
+
+template <typename Impl>
+Traceable make_traceable(const torch::nn::ModuleHolder<Impl>& holder) {
+  if constexpr (std::is_base_of_v<torch::nn::SequentialImpl, Impl>) {
+    return make_traceable(holder.ptr());
+  } else {
+    return make_traceable(torch::nn::AnyModule(holder));
+  }
+}
+
+// Any callable over tensors: f(t0, t1, ...) with up to four tensors, or
+// f(const std::vector<Tensor>&). It may return a tensor, a vector or a tuple of tensors.
+template <typename F>
+Traceable make_traceable_fn(F f) {
+  using T = torch::Tensor;
+  Traceable t;
+  t.forward = [f](const std::vector<T>& in) mutable -> std::vector<T> {
+    if constexpr (std::is_invocable_v<F&, const std::vector<T>&>) {
+      return flatten_outputs(f(in));
+    } else {
+      auto need = [&](size_t n) {
+        if (in.size() != n)
+          throw ExportError("the function takes " + std::to_string(n) + " tensor(s) but " +
+                            std::to_string(in.size()) + " example input(s) were given");
+      };
+      if constexpr (std::is_invocable_v<F&, T>) {
+        need(1);
+        return flatten_outputs(f(in[0]));
+      } else if constexpr (std::is_invocable_v<F&, T, T>) {
+        need(2);
+        return flatten_outputs(f(in[0], in[1]));
+      } else if constexpr (std::is_invocable_v<F&, T, T, T>) {
+        need(3);
+        return flatten_outputs(f(in[0], in[1], in[2]));
+      } else if constexpr (std::is_invocable_v<F&, T, T, T, T>) {
+        need(4);
+        return flatten_outputs(f(in[0], in[1], in[2], in[3]));
+      } else {
+        static_assert(sizeof(F) == 0, "tonnx: the callable must take 1-4 tensors or a vector");
+      }
+    }
+  };
+  return t;
+}
+
+// The core: traces, converts, checks and writes. Returns the summary.
+ExportSummary export_traceable(const Traceable& model, const std::vector<torch::Tensor>& args,
+                               const std::string& path, const ExportOptions& options = {});
+
+// Same, but returns the model instead of writing it (checked all the same).
+ir::Model export_to_model(const Traceable& model, const std::vector<torch::Tensor>& args,
+                          const ExportOptions& options = {});
+
+template <typename Impl>
+ExportSummary export_model(const torch::nn::ModuleHolder<Impl>& model,
+                           const std::vector<torch::Tensor>& args, const std::string& path,
+                           const ExportOptions& options = {}) {
+  return export_traceable(make_traceable(model), args, path, options);
+}
+inline ExportSummary export_model(torch::nn::AnyModule model, const std::vector<torch::Tensor>& args,
+                                  const std::string& path, const ExportOptions& options = {}) {
+  return export_traceable(make_traceable(std::move(model)), args, path, options);
+}
+inline ExportSummary export_model(const Traceable& model, const std::vector<torch::Tensor>& args,
+                                  const std::string& path, const ExportOptions& options = {}) {
+  return export_traceable(model, args, path, options);
+}
+template <typename F, typename = std::enable_if_t<!std::is_base_of_v<torch::nn::Module, std::decay_t<F>>>>
+ExportSummary export_function(F f, const std::vector<torch::Tensor>& args, const std::string& path,
+                              const ExportOptions& options = {}) {
+  return export_traceable(make_traceable_fn(std::move(f)), args, path, options);
+}
+
+// Opens a module scope for the nodes traced in the current forward (a no-op when not
+// exporting). Sequential children get theirs automatically; a user module writes
+//   tonnx::ScopeGuard scope(this);
+// as the first line of its forward so that its nodes read AlexNet/Sequential[features]/...
+class ScopeGuard {
+ public:
+  explicit ScopeGuard(const torch::nn::Module* module);
+  ~ScopeGuard();
+  ScopeGuard(const ScopeGuard&) = delete;
+  ScopeGuard& operator=(const ScopeGuard&) = delete;
+
+ private:
+  bool active_ = false;
+  void* saved_ = nullptr;
+};
+
+}  // namespace tonnx

@@ -1,0 +1,61 @@
+// Backend kernels: one per ONNX op and opset range, registered beside their code. A kernel
+// factory parses the node's attributes once (at prepare time) and returns the function that
+// runs it; run() does no attribute or graph work.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "tonnx/ir.h"
+
+namespace tonnx::backend {
+
+using Tensors = std::vector<at::Tensor>;
+// Inputs hold undefined tensors for omitted optional inputs.
+using KernelFn = std::function<Tensors(const Tensors& inputs)>;
+
+// What a factory may read: the node (attributes, input count) and the model's opset.
+struct KernelSpec {
+  const ir::Node& node;
+  int opset;
+  // Static input values known at prepare time (initializers, constants), or undefined.
+  std::vector<at::Tensor> constant_inputs;
+};
+using KernelFactory = std::function<KernelFn(const KernelSpec&)>;
+
+constexpr int kAnyOpset = std::numeric_limits<int>::max();
+
+bool register_kernel(const std::string& op_type, const std::string& domain, int since, int until,
+                     KernelFactory factory);
+// The factory for op_type in domain at opset, or nullptr.
+const KernelFactory* find_kernel(const std::string& op_type, const std::string& domain, int opset);
+
+struct KernelInfo {
+  std::string op_type, domain;
+  int since, until;
+};
+std::vector<KernelInfo> registered_kernels();
+
+// Error helpers: messages name the node, the value and what was expected.
+[[noreturn]] void kernel_fail(const ir::Node& n, const std::string& what);
+std::string node_label(const ir::Node& n);
+
+// Normalizes a possibly negative axis against rank; fails naming the node when out of range.
+int64_t norm_axis(const ir::Node& n, int64_t axis, int64_t rank);
+// Reads a 1-D int64 tensor (shape, axes, pads inputs) as a vector.
+std::vector<int64_t> to_int_vector(const at::Tensor& t);
+
+}  // namespace tonnx::backend
+
+#define TONNX_KERNEL(op_type, since, until, ...)                                   \
+  static const bool TONNX_KCONCAT(tonnx_kernel_reg_, __LINE__) [[maybe_unused]] = \
+      ::tonnx::backend::register_kernel(op_type, "", since, until, __VA_ARGS__)
+#define TONNX_KERNEL_DOMAIN(op_type, domain, since, until, ...)                    \
+  static const bool TONNX_KCONCAT(tonnx_kernel_reg_, __LINE__) [[maybe_unused]] = \
+      ::tonnx::backend::register_kernel(op_type, domain, since, until, __VA_ARGS__)
+#define TONNX_KCONCAT_INNER(a, b) a##b
+#define TONNX_KCONCAT(a, b) TONNX_KCONCAT_INNER(a, b)

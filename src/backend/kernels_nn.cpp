@@ -1,0 +1,259 @@
+// Neural-network kernels: convolution, pooling, normalization, Gemm/MatMul, softmax.
+#include "backend/kernel.h"
+
+namespace tonnx::backend {
+namespace {
+
+struct ConvLike {
+  std::string auto_pad;
+  std::vector<int64_t> kernel, strides, dilations, pads;  // pads: begins then ends
+  bool ceil_mode = false;
+
+  // Fills defaults for `spatial` dims and resolves SAME_* padding for this input.
+  std::vector<int64_t> resolve_pads(const ir::Node& n, at::IntArrayRef in_spatial,
+                                    const std::vector<int64_t>& k) const {
+    size_t d = in_spatial.size();
+    std::vector<int64_t> p = pads.empty() ? std::vector<int64_t>(2 * d, 0) : pads;
+    if (p.size() != 2 * d)
+      kernel_fail(n, "pads has " + std::to_string(p.size()) + " values; expected " +
+                         std::to_string(2 * d) + " for " + std::to_string(d) + " spatial dims");
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      for (size_t i = 0; i < d; ++i) {
+        int64_t s = stride(i), dil = dilation(i);
+        int64_t out = (in_spatial[i] + s - 1) / s;
+        int64_t total = std::max<int64_t>(0, (out - 1) * s + (k[i] - 1) * dil + 1 - in_spatial[i]);
+        int64_t small = total / 2, big = total - small;
+        p[i] = auto_pad == "SAME_UPPER" ? small : big;
+        p[i + d] = auto_pad == "SAME_UPPER" ? big : small;
+      }
+    } else if (auto_pad == "VALID") {
+      std::fill(p.begin(), p.end(), 0);
+    }
+    return p;
+  }
+  int64_t stride(size_t i) const { return strides.empty() ? 1 : strides.at(i); }
+  int64_t dilation(size_t i) const { return dilations.empty() ? 1 : dilations.at(i); }
+  std::vector<int64_t> stride_vec(size_t d) const {
+    return strides.empty() ? std::vector<int64_t>(d, 1) : strides;
+  }
+  std::vector<int64_t> dilation_vec(size_t d) const {
+    return dilations.empty() ? std::vector<int64_t>(d, 1) : dilations;
+  }
+};
+
+ConvLike parse_conv_like(const ir::Node& n) {
+  ConvLike c;
+  c.auto_pad = n.attr_s("auto_pad", "NOTSET");
+  c.kernel = n.attr_ints("kernel_shape");
+  c.strides = n.attr_ints("strides");
+  c.dilations = n.attr_ints("dilations");
+  c.pads = n.attr_ints("pads");
+  c.ceil_mode = n.attr_i("ceil_mode", 0) != 0;
+  return c;
+}
+
+bool symmetric(const std::vector<int64_t>& p) {
+  size_t d = p.size() / 2;
+  for (size_t i = 0; i < d; ++i)
+    if (p[i] != p[i + d]) return false;
+  return true;
+}
+
+// at::constant_pad_nd takes pads last-dim first as (begin, end) pairs.
+std::vector<int64_t> aten_pad_order(const std::vector<int64_t>& p) {
+  size_t d = p.size() / 2;
+  std::vector<int64_t> out;
+  for (size_t i = d; i-- > 0;) {
+    out.push_back(p[i]);
+    out.push_back(p[i + d]);
+  }
+  return out;
+}
+
+TONNX_KERNEL("Conv", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  ConvLike c = parse_conv_like(n);
+  int64_t group = n.attr_i("group", 1);
+  return [c, group, &n](const Tensors& in) -> Tensors {
+    at::Tensor x = in.at(0), w = in.at(1);
+    at::Tensor b = in.size() > 2 ? in[2] : at::Tensor();
+    if (x.dim() < 3) kernel_fail(n, "input X has rank " + std::to_string(x.dim()) + "; expected N x C x spatial...");
+    if (w.dim() != x.dim()) kernel_fail(n, "weight W has rank " + std::to_string(w.dim()) + " but X has rank " + std::to_string(x.dim()));
+    if (x.size(1) != w.size(1) * group)
+      kernel_fail(n, "input channels C is not equal to kernel channels * group. C: " +
+                         std::to_string(x.size(1)) + " kernel channels: " + std::to_string(w.size(1)) +
+                         " group: " + std::to_string(group));
+    size_t d = x.dim() - 2;
+    std::vector<int64_t> k(w.sizes().begin() + 2, w.sizes().end());
+    std::vector<int64_t> p = c.resolve_pads(n, x.sizes().slice(2), k);
+    std::vector<int64_t> pad_arg(p.begin(), p.begin() + d);
+    if (!symmetric(p)) {
+      x = at::constant_pad_nd(x, aten_pad_order(p), 0);
+      std::fill(pad_arg.begin(), pad_arg.end(), 0);
+    }
+    return {at::convolution(x, w, b, c.stride_vec(d), pad_arg, c.dilation_vec(d), false,
+                            std::vector<int64_t>(d, 0), group)};
+  };
+});
+
+TONNX_KERNEL("MaxPool", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  ConvLike c = parse_conv_like(n);
+  if (n.attr_i("storage_order", 0) != 0) kernel_fail(n, "storage_order=1 (column major indices) is not supported");
+  bool want_indices = n.outputs().size() > 1;
+  return [c, &n, want_indices](const Tensors& in) -> Tensors {
+    at::Tensor x = in.at(0);
+    size_t d = x.dim() - 2;
+    if (c.kernel.size() != d) kernel_fail(n, "kernel_shape has " + std::to_string(c.kernel.size()) + " dims but X has " + std::to_string(d) + " spatial dims");
+    std::vector<int64_t> p = c.resolve_pads(n, x.sizes().slice(2), c.kernel);
+    std::vector<int64_t> pad_arg(p.begin(), p.begin() + d);
+    bool is_int = !at::isFloatingType(x.scalar_type());
+    at::Tensor xin = is_int ? x.to(at::kDouble) : x;
+    if (!symmetric(p)) {
+      xin = at::constant_pad_nd(xin, aten_pad_order(p), -std::numeric_limits<double>::infinity());
+      std::fill(pad_arg.begin(), pad_arg.end(), 0);
+    }
+    at::Tensor y, idx;
+    auto st = c.stride_vec(d), dil = c.dilation_vec(d);
+    if (d == 1) std::tie(y, idx) = at::max_pool1d_with_indices(xin, c.kernel, st, pad_arg, dil, c.ceil_mode);
+    else if (d == 2) std::tie(y, idx) = at::max_pool2d_with_indices(xin, c.kernel, st, pad_arg, dil, c.ceil_mode);
+    else if (d == 3) std::tie(y, idx) = at::max_pool3d_with_indices(xin, c.kernel, st, pad_arg, dil, c.ceil_mode);
+    else kernel_fail(n, "only 1-3 spatial dims are supported");
+    if (is_int) y = y.to(x.scalar_type());
+    if (!want_indices) return {y};
+    // ATen indexes within each (N, C) plane; ONNX over the whole tensor, row major.
+    int64_t plane = 1;
+    for (size_t i = 2; i < static_cast<size_t>(x.dim()); ++i) plane *= x.size(i);
+    at::Tensor base = at::arange(x.size(0) * x.size(1), at::kLong).reshape({x.size(0), x.size(1)}) * plane;
+    for (size_t i = 0; i < d; ++i) base = base.unsqueeze(-1);
+    return {y, idx + base};
+  };
+});
+
+// Average pooling as sum(x) / count, so that any padding and count_include_pad work.
+TONNX_KERNEL("AveragePool", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  ConvLike c = parse_conv_like(n);
+  bool include_pad = n.attr_i("count_include_pad", 0) != 0;
+  return [c, &n, include_pad](const Tensors& in) -> Tensors {
+    at::Tensor x = in.at(0);
+    size_t d = x.dim() - 2;
+    std::vector<int64_t> p = c.resolve_pads(n, x.sizes().slice(2), c.kernel);
+    auto st = c.stride_vec(d);
+    if (symmetric(p) && c.dilations.empty()) {
+      std::vector<int64_t> pad_arg(p.begin(), p.begin() + d);
+      bool ok = true;
+      for (size_t i = 0; i < d; ++i) ok = ok && pad_arg[i] * 2 <= c.kernel[i];
+      if (ok) {
+        if (d == 1) return {at::avg_pool1d(x, c.kernel, st, pad_arg, c.ceil_mode, include_pad)};
+        if (d == 2) return {at::avg_pool2d(x, c.kernel, st, pad_arg, c.ceil_mode, include_pad)};
+        if (d == 3) return {at::avg_pool3d(x, c.kernel, st, pad_arg, c.ceil_mode, include_pad)};
+      }
+    }
+    at::Tensor xp = at::constant_pad_nd(x, aten_pad_order(p), 0);
+    at::Tensor ones = at::constant_pad_nd(at::ones_like(x.select(1, 0).unsqueeze(1)), aten_pad_order(p),
+                                          include_pad ? 1 : 0);
+    std::vector<int64_t> zero(d, 0);
+    auto pool = [&](const at::Tensor& t) {
+      if (d == 1) return at::avg_pool1d(t, c.kernel, st, zero, c.ceil_mode, true);
+      if (d == 2) return at::avg_pool2d(t, c.kernel, st, zero, c.ceil_mode, true);
+      return at::avg_pool3d(t, c.kernel, st, zero, c.ceil_mode, true);
+    };
+    return {pool(xp) / pool(ones)};
+  };
+});
+
+TONNX_KERNEL("GlobalAveragePool", 1, kAnyOpset, [](const KernelSpec&) -> KernelFn {
+  return [](const Tensors& in) -> Tensors {
+    const at::Tensor& x = in.at(0);
+    std::vector<int64_t> dims;
+    for (int64_t i = 2; i < x.dim(); ++i) dims.push_back(i);
+    return {x.mean(dims, true)};
+  };
+});
+TONNX_KERNEL("GlobalMaxPool", 1, kAnyOpset, [](const KernelSpec&) -> KernelFn {
+  return [](const Tensors& in) -> Tensors {
+    at::Tensor x = in.at(0);
+    for (int64_t i = 2; i < x.dim(); ++i) x = std::get<0>(x.max(i, true));
+    return {x};
+  };
+});
+
+TONNX_KERNEL("BatchNormalization", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  double eps = n.attr_f("epsilon", 1e-5f);
+  if (n.attr_i("training_mode", 0) != 0)
+    kernel_fail(n, "training_mode=1 is not supported by the inference backend");
+  return [eps](const Tensors& in) -> Tensors {
+    return {at::batch_norm(in.at(0), in.at(1), in.at(2), in.at(3), in.at(4), false, 0.0, eps, false)};
+  };
+});
+
+TONNX_KERNEL("Gemm", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  double alpha = n.attr_f("alpha", 1.0f), beta = n.attr_f("beta", 1.0f);
+  bool ta = n.attr_i("transA", 0), tb = n.attr_i("transB", 0);
+  return [alpha, beta, ta, tb, &n](const Tensors& in) -> Tensors {
+    at::Tensor a = ta ? in.at(0).t() : in.at(0);
+    at::Tensor b = tb ? in.at(1).t() : in.at(1);
+    if (a.dim() != 2 || b.dim() != 2) kernel_fail(n, "A and B must be matrices");
+    if (a.size(1) != b.size(0))
+      kernel_fail(n, "A' is " + std::to_string(a.size(0)) + "x" + std::to_string(a.size(1)) + " but B' is " +
+                         std::to_string(b.size(0)) + "x" + std::to_string(b.size(1)));
+    if (in.size() > 2 && in[2].defined() && beta != 0)
+      return {at::addmm(in[2], a, b, beta, alpha)};
+    at::Tensor y = at::mm(a, b);
+    if (alpha != 1.0) y = y * alpha;
+    return {y};
+  };
+});
+
+TONNX_KERNEL("MatMul", 1, kAnyOpset, [](const KernelSpec&) -> KernelFn {
+  return [](const Tensors& in) -> Tensors { return {at::matmul(in.at(0), in.at(1))}; };
+});
+
+// Opset < 13: the input is coerced to 2-D at `axis`; 13 applies along one axis.
+KernelFactory softmax_like(bool log) {
+  return [log](const KernelSpec& s) -> KernelFn {
+    bool legacy = s.opset < 13;
+    int64_t axis = s.node.attr_i("axis", legacy ? 1 : -1);
+    const ir::Node& n = s.node;
+    return [log, legacy, axis, &n](const Tensors& in) -> Tensors {
+      const at::Tensor& x = in.at(0);
+      int64_t a = norm_axis(n, axis, x.dim());
+      if (!legacy) return {log ? at::log_softmax(x, a) : at::softmax(x, a)};
+      at::Tensor flat = x.reshape({x.sizes().slice(0, a).vec().empty() ? 1 : c10::multiply_integers(x.sizes().slice(0, a)), -1});
+      at::Tensor y = log ? at::log_softmax(flat, 1) : at::softmax(flat, 1);
+      return {y.reshape(x.sizes())};
+    };
+  };
+}
+TONNX_KERNEL("Softmax", 1, kAnyOpset, softmax_like(false));
+TONNX_KERNEL("LogSoftmax", 1, kAnyOpset, softmax_like(true));
+
+TONNX_KERNEL("Dropout", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  bool want_mask = s.node.outputs().size() > 1;
+  return [want_mask](const Tensors& in) -> Tensors {
+    // Inference: identity (training_mode, if given, must be false).
+    if (in.size() > 2 && in[2].defined() && in[2].item<bool>())
+      throw std::runtime_error("Dropout with training_mode=true is not supported by the inference backend");
+    if (!want_mask) return {in.at(0)};
+    return {in.at(0), at::ones_like(in.at(0), at::kBool)};
+  };
+});
+
+TONNX_KERNEL("Flatten", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  int64_t axis = s.node.attr_i("axis", 1);
+  const ir::Node& n = s.node;
+  return [axis, &n](const Tensors& in) -> Tensors {
+    const at::Tensor& x = in.at(0);
+    int64_t a = axis < 0 ? axis + x.dim() : axis;
+    if (a < 0 || a > x.dim()) kernel_fail(n, "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(x.dim()));
+    int64_t outer = c10::multiply_integers(x.sizes().slice(0, a));
+    int64_t inner = c10::multiply_integers(x.sizes().slice(a));
+    return {x.reshape({outer, inner})};
+  };
+});
+
+}  // namespace
+}  // namespace tonnx::backend

@@ -1,0 +1,241 @@
+// Tensor-manipulation kernels: constants, shapes, reshapes, casts, slicing, gathering.
+#include "backend/kernel.h"
+
+namespace tonnx::backend {
+namespace {
+
+TONNX_KERNEL("Constant", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  at::Tensor value;
+  if (const ir::AttrValue* a = n.attr("value")) value = a->t();
+  else if (const ir::AttrValue* a = n.attr("value_float")) value = at::scalar_tensor(a->f(), at::kFloat);
+  else if (const ir::AttrValue* a = n.attr("value_int")) value = at::scalar_tensor(a->i(), at::kLong);
+  else if (const ir::AttrValue* a = n.attr("value_floats")) value = at::tensor(a->floats(), at::kFloat);
+  else if (const ir::AttrValue* a = n.attr("value_ints")) value = at::tensor(a->ints(), at::kLong);
+  else kernel_fail(n, "has no value attribute that tonnx supports (value, value_float(s), value_int(s))");
+  return [value](const Tensors&) -> Tensors { return {value}; };
+});
+
+TONNX_KERNEL("Shape", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  int64_t start = s.node.attr_i("start", 0);
+  std::optional<int64_t> end;
+  if (s.node.has_attr("end")) end = s.node.attr_i("end", 0);
+  return [start, end](const Tensors& in) -> Tensors {
+    int64_t r = in.at(0).dim();
+    auto clampi = [r](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + r : v, 0, r); };
+    int64_t b = clampi(start), e = end ? clampi(*end) : r;
+    std::vector<int64_t> dims;
+    for (int64_t i = b; i < e; ++i) dims.push_back(in[0].size(i));
+    return {at::tensor(dims, at::kLong)};
+  };
+});
+
+TONNX_KERNEL("Size", 1, kAnyOpset, [](const KernelSpec&) -> KernelFn {
+  return [](const Tensors& in) -> Tensors { return {at::scalar_tensor(in.at(0).numel(), at::kLong)}; };
+});
+
+// Reshape: 0 copies the input dim (unless allowzero), -1 is inferred.
+at::Tensor reshape_onnx(const ir::Node& n, const at::Tensor& x, std::vector<int64_t> shape, bool allowzero) {
+  int64_t infer = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 0 && !allowzero) {
+      if (static_cast<int64_t>(i) >= x.dim())
+        kernel_fail(n, "shape[" + std::to_string(i) + "] is 0 (copy) but the input has rank " + std::to_string(x.dim()));
+      shape[i] = x.size(static_cast<int64_t>(i));
+    } else if (shape[i] == -1) {
+      if (infer >= 0) kernel_fail(n, "shape has more than one -1");
+      infer = static_cast<int64_t>(i);
+    } else if (shape[i] < -1) {
+      kernel_fail(n, "shape[" + std::to_string(i) + "] is " + std::to_string(shape[i]) + "; dims must be >= -1");
+    }
+  }
+  if (infer >= 0) {
+    int64_t known = 1;
+    for (size_t i = 0; i < shape.size(); ++i)
+      if (static_cast<int64_t>(i) != infer) known *= shape[i];
+    if (known == 0 || x.numel() % known != 0)
+      kernel_fail(n, "cannot infer the -1 dim: " + std::to_string(x.numel()) + " elements into " + c10::str(at::IntArrayRef(shape)));
+    shape[infer] = x.numel() / known;
+  }
+  if (c10::multiply_integers(shape) != x.numel())
+    kernel_fail(n, "cannot reshape a tensor of shape " + c10::str(x.sizes()) + " (" + std::to_string(x.numel()) +
+                       " elements) to " + c10::str(at::IntArrayRef(shape)));
+  return x.reshape(shape);
+}
+
+TONNX_KERNEL("Reshape", 5, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  bool allowzero = n.attr_i("allowzero", 0) != 0;
+  return [&n, allowzero](const Tensors& in) -> Tensors {
+    return {reshape_onnx(n, in.at(0), to_int_vector(in.at(1)), allowzero)};
+  };
+});
+TONNX_KERNEL("Reshape", 1, 4, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  std::vector<int64_t> shape = n.attr_ints("shape");
+  return [&n, shape](const Tensors& in) -> Tensors { return {reshape_onnx(n, in.at(0), shape, false)}; };
+});
+
+TONNX_KERNEL("Concat", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  int64_t axis = n.attr_i("axis", 1);
+  return [axis, &n](const Tensors& in) -> Tensors {
+    int64_t a = norm_axis(n, axis, in.at(0).dim());
+    return {at::cat(in, a)};
+  };
+});
+
+TONNX_KERNEL("Transpose", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  std::vector<int64_t> perm = s.node.attr_ints("perm");
+  return [perm](const Tensors& in) -> Tensors {
+    const at::Tensor& x = in.at(0);
+    if (perm.empty()) {
+      std::vector<int64_t> rev;
+      for (int64_t i = x.dim() - 1; i >= 0; --i) rev.push_back(i);
+      return {x.permute(rev).contiguous()};
+    }
+    return {x.permute(perm).contiguous()};
+  };
+});
+
+TONNX_KERNEL("Cast", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  auto to = ir::scalar_type_from_dtype(static_cast<ir::DType>(n.attr_i("to", 0)));
+  return [to](const Tensors& in) -> Tensors { return {in.at(0).to(to)}; };
+});
+
+TONNX_KERNEL("Gather", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  int64_t axis = n.attr_i("axis", 0);
+  return [axis, &n](const Tensors& in) -> Tensors {
+    const at::Tensor& x = in.at(0);
+    int64_t a = norm_axis(n, axis, x.dim());
+    at::Tensor idx = in.at(1).to(at::kLong);
+    int64_t size = x.size(a);
+    if (idx.numel() > 0) {
+      int64_t lo = idx.min().item<int64_t>(), hi = idx.max().item<int64_t>();
+      if (lo < -size || hi >= size)
+        kernel_fail(n, "indices must be in [" + std::to_string(-size) + ", " + std::to_string(size - 1) +
+                           "] for axis " + std::to_string(axis) + " of size " + std::to_string(size) + "; got " +
+                           std::to_string(lo < -size ? lo : hi));
+    }
+    idx = at::where(idx < 0, idx + size, idx);
+    at::Tensor flat = x.index_select(a, idx.reshape({-1}));
+    std::vector<int64_t> shape(x.sizes().begin(), x.sizes().begin() + a);
+    shape.insert(shape.end(), idx.sizes().begin(), idx.sizes().end());
+    shape.insert(shape.end(), x.sizes().begin() + a + 1, x.sizes().end());
+    return {flat.reshape(shape)};
+  };
+});
+
+std::vector<int64_t> axes_of(const ir::Node& n, const Tensors& in, int opset, size_t input_idx, int since_input) {
+  if (opset >= since_input) {
+    if (in.size() > input_idx && in[input_idx].defined()) return to_int_vector(in[input_idx]);
+    return {};
+  }
+  return n.attr_ints("axes");
+}
+
+TONNX_KERNEL("Unsqueeze", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  int opset = s.opset;
+  return [&n, opset](const Tensors& in) -> Tensors {
+    std::vector<int64_t> axes = axes_of(n, in, opset, 1, 13);
+    at::Tensor x = in.at(0);
+    int64_t out_rank = x.dim() + static_cast<int64_t>(axes.size());
+    for (auto& a : axes) a = norm_axis(n, a, out_rank);
+    std::sort(axes.begin(), axes.end());
+    if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) kernel_fail(n, "axes has duplicates");
+    for (int64_t a : axes) x = x.unsqueeze(a);
+    return {x};
+  };
+});
+
+TONNX_KERNEL("Squeeze", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  int opset = s.opset;
+  return [&n, opset](const Tensors& in) -> Tensors {
+    std::vector<int64_t> axes = axes_of(n, in, opset, 1, 13);
+    at::Tensor x = in.at(0);
+    if (axes.empty()) {
+      std::vector<int64_t> shape;
+      for (int64_t d : x.sizes())
+        if (d != 1) shape.push_back(d);
+      return {x.reshape(shape)};
+    }
+    for (auto& a : axes) {
+      a = norm_axis(n, a, x.dim());
+      if (x.size(a) != 1) kernel_fail(n, "cannot squeeze axis " + std::to_string(a) + " of size " + std::to_string(x.size(a)));
+    }
+    std::sort(axes.rbegin(), axes.rend());
+    for (int64_t a : axes) x = x.squeeze(a);
+    return {x};
+  };
+});
+
+// Slice: starts/ends/axes/steps as inputs (opset 10+) or attributes (< 10).
+TONNX_KERNEL("Slice", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  int opset = s.opset;
+  return [&n, opset](const Tensors& in) -> Tensors {
+    at::Tensor x = in.at(0);
+    std::vector<int64_t> starts, ends, axes, steps;
+    if (opset >= 10) {
+      starts = to_int_vector(in.at(1));
+      ends = to_int_vector(in.at(2));
+      if (in.size() > 3 && in[3].defined()) axes = to_int_vector(in[3]);
+      if (in.size() > 4 && in[4].defined()) steps = to_int_vector(in[4]);
+    } else {
+      starts = n.attr_ints("starts");
+      ends = n.attr_ints("ends");
+      axes = n.attr_ints("axes");
+    }
+    if (starts.size() != ends.size()) kernel_fail(n, "starts and ends differ in length");
+    if (axes.empty())
+      for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+    if (steps.empty()) steps.assign(starts.size(), 1);
+    for (size_t i = 0; i < starts.size(); ++i) {
+      int64_t a = norm_axis(n, axes[i], x.dim());
+      int64_t dim = x.size(a), step = steps[i];
+      if (step == 0) kernel_fail(n, "steps must not be 0");
+      int64_t st = starts[i], en = ends[i];
+      if (st < 0) st += dim;
+      if (en < 0) en += dim;
+      if (step > 0) {
+        st = std::clamp<int64_t>(st, 0, dim);
+        en = std::clamp<int64_t>(en, 0, dim);
+        x = en > st ? x.slice(a, st, en, step) : x.slice(a, 0, 0);
+      } else {
+        st = std::clamp<int64_t>(st, 0, dim - 1);
+        en = std::clamp<int64_t>(en, -1, dim - 1);
+        if (st <= en || dim == 0) {
+          x = x.slice(a, 0, 0);
+        } else {
+          // Walk backwards: flip, then slice forward.
+          at::Tensor f = x.flip(a);
+          x = f.slice(a, dim - 1 - st, dim - 1 - en, -step);
+        }
+      }
+    }
+    return {x.contiguous()};
+  };
+});
+
+TONNX_KERNEL("Expand", 8, kAnyOpset, [](const KernelSpec&) -> KernelFn {
+  return [](const Tensors& in) -> Tensors {
+    std::vector<int64_t> shape = to_int_vector(in.at(1));
+    const at::Tensor& x = in.at(0);
+    // ONNX Expand broadcasts both ways (a dim of 1 in shape keeps the input's).
+    size_t rank = std::max<size_t>(shape.size(), x.dim());
+    std::vector<int64_t> out(rank);
+    for (size_t i = 0; i < rank; ++i) {
+      int64_t a = i + x.dim() >= rank ? x.size(i + x.dim() - rank) : 1;
+      int64_t b = i + shape.size() >= rank ? shape[i + shape.size() - rank] : 1;
+      out[i] = a == 1 ? b : a;
+    }
+    return {x.expand(out).contiguous()};
+  };
+});
+
+}  // namespace
+}  // namespace tonnx::backend

@@ -1,0 +1,323 @@
+#include "cli/commands.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+
+#include "cli/args.h"
+#include "tonnx/backend.h"
+#include "tonnx/check.h"
+#include "tonnx/export.h"
+#include "tonnx/models.h"
+#include "tonnx/proto.h"
+
+namespace tonnx::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+bool wants_help(const std::vector<std::string>& a) {
+  return std::find(a.begin(), a.end(), "--help") != a.end() ||
+         std::find(a.begin(), a.end(), "-h") != a.end();
+}
+
+std::vector<std::vector<int64_t>> parse_shapes(const std::string& s) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (const auto& one : split(s, ',')) {
+    std::vector<int64_t> dims;
+    for (const auto& d : split(one, 'x')) {
+      int64_t v = parse_int(d, "dimension");
+      if (v < 0) throw UsageError("--input-shape: dimension " + d + " is negative");
+      dims.push_back(v);
+    }
+    if (dims.empty()) throw UsageError("--input-shape: empty shape in '" + s + "'");
+    shapes.push_back(dims);
+  }
+  return shapes;
+}
+
+std::string shape_str(const std::vector<int64_t>& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? "x" : "") + std::to_string(s[i]);
+  return out;
+}
+
+// --dynamic-axes "input:0,2;output:0"
+void parse_dynamic_axes(const std::string& s, ExportOptions& opt) {
+  for (const auto& entry : split(s, ';')) {
+    auto colon = entry.find(':');
+    if (colon == std::string::npos)
+      throw UsageError("--dynamic-axes entry '" + entry + "' is not NAME:AXIS[,AXIS...]");
+    std::vector<int64_t> axes;
+    for (const auto& a : split(entry.substr(colon + 1), ',')) axes.push_back(parse_int(a, "axis"));
+    add_dynamic_axes(opt, entry.substr(0, colon), axes);
+  }
+}
+
+const char* kExportHelp = R"(usage: tonnx export MODEL -o OUT.onnx [options]
+
+Exports a zoo model (see `tonnx models`) to ONNX by tracing it with LibTorch.
+
+options:
+  -o, --output PATH            the .onnx file to write (atomically; never left partial)
+  --input-shape SHAPES         example input shapes, e.g. 10x3x224x224 (several: a,b)
+  --input-names a,b,...        names of the graph inputs, then of the parameters
+  --output-names y,...         names of the graph outputs
+  --opset N                    ONNX opset, 9 to 17 (default 17)
+  --verbose                    print the exported graph with module scopes
+  --seed N                     seed for the random weights and inputs (default 0)
+  --test-data DIR              write DIR/test_data_set_0/{input,output}_K.pb: the example
+                               inputs and LibTorch's outputs as ONNX TensorProto files
+  --dynamic-axes SPEC          NAME:AXIS[,AXIS];NAME:AXIS ... symbolic dims
+  --no-constant-folding        keep constant subgraphs as ops
+  --no-export-params           parameters become graph inputs instead of initializers
+  --keep-initializers-as-inputs  list initializers as graph inputs too (IR v3 style)
+  --aten-fallback              ops without a symbolic become ATen nodes
+  --training                   export in training mode (default: eval)
+)";
+
+}  // namespace
+
+int cmd_export(const std::vector<std::string>& argv) {
+  if (wants_help(argv)) {
+    std::cout << kExportHelp;
+    return 0;
+  }
+  Spec spec{{"-o", "--output", "--input-shape", "--input-names", "--output-names", "--opset", "--seed",
+             "--test-data", "--dynamic-axes"},
+            {"--verbose", "--no-constant-folding", "--no-export-params", "--keep-initializers-as-inputs",
+             "--aten-fallback", "--training"},
+            {}};
+  Args a = parse_args(argv, spec);
+  if (a.positional.size() != 1) throw UsageError("expected one MODEL name, got " + std::to_string(a.positional.size()));
+  auto out = a.get("-o") ? a.get("-o") : a.get("--output");
+  if (!out) throw UsageError("missing -o OUT.onnx");
+  const models::ZooEntry& entry = models::find_model(a.positional[0]);
+
+  ExportOptions opt;
+  if (auto v = a.get("--opset")) opt.opset_version = static_cast<int>(parse_int(*v, "--opset"));
+  if (opt.opset_version < kMinOpset || opt.opset_version > kMaxOpset)
+    throw UsageError("--opset " + std::to_string(opt.opset_version) + " is out of range: use " +
+                     std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset));
+  if (auto v = a.get("--input-names")) opt.input_names = split(*v, ',');
+  if (auto v = a.get("--output-names")) opt.output_names = split(*v, ',');
+  if (auto v = a.get("--dynamic-axes")) parse_dynamic_axes(*v, opt);
+  opt.verbose = a.has("--verbose");
+  opt.do_constant_folding = !a.has("--no-constant-folding");
+  opt.export_params = !a.has("--no-export-params");
+  opt.keep_initializers_as_inputs = a.has("--keep-initializers-as-inputs");
+  if (a.has("--aten-fallback")) opt.operator_export_type = OperatorExportTypes::ONNX_ATEN_FALLBACK;
+  if (a.has("--training")) opt.training = TrainingMode::TRAINING;
+  uint64_t seed = 0;
+  if (auto v = a.get("--seed")) seed = static_cast<uint64_t>(parse_int(*v, "--seed"));
+
+  auto shapes = entry.input_shapes;
+  if (auto v = a.get("--input-shape")) shapes = parse_shapes(*v);
+  if (shapes.size() != entry.input_shapes.size())
+    throw UsageError("model " + entry.name + " takes " + std::to_string(entry.input_shapes.size()) +
+                     " input(s) but --input-shape gives " + std::to_string(shapes.size()));
+  for (size_t i = 0; i < shapes.size(); ++i)
+    if (shapes[i].size() != entry.input_shapes[i].size())
+      throw UsageError("input " + std::to_string(i) + " of " + entry.name + " must have rank " +
+                       std::to_string(entry.input_shapes[i].size()) + " (like " +
+                       shape_str(entry.input_shapes[i]) + "), got " + shape_str(shapes[i]));
+
+  Traceable model = entry.make(seed);
+  std::vector<torch::Tensor> inputs = entry.inputs(shapes, seed);
+  ExportSummary s = export_traceable(model, inputs, *out, opt);
+  if (auto dir = a.get("--test-data")) {
+    TestDataSet set;
+    set.inputs = inputs;
+    set.outputs = s.eager_outputs;
+    for (const auto& i : s.inputs) set.input_names.push_back(i.name);
+    for (const auto& o : s.outputs) set.output_names.push_back(o.name);
+    write_test_data(*dir, set);
+  }
+  std::cout << s.str();
+  return 0;
+}
+
+int cmd_models(const std::vector<std::string>& argv) {
+  if (wants_help(argv)) {
+    std::cout << "usage: tonnx models\n\nLists the zoo: name, default input shape, parameter count.\n";
+    return 0;
+  }
+  if (!argv.empty()) throw UsageError("models takes no arguments");
+  std::cout << std::left << std::setw(22) << "name" << std::setw(22) << "input shape" << std::setw(14)
+            << "parameters" << "description\n";
+  for (const auto& e : models::zoo()) {
+    std::string shapes;
+    for (size_t i = 0; i < e.input_shapes.size(); ++i)
+      shapes += (i ? "," : "") + shape_str(e.input_shapes[i]);
+    int64_t params = models::parameter_count(e.make(0));
+    std::cout << std::left << std::setw(22) << e.name << std::setw(22) << shapes << std::setw(14) << params
+              << e.description << "\n";
+  }
+  return 0;
+}
+
+int cmd_check(const std::vector<std::string>& argv) {
+  if (wants_help(argv)) {
+    std::cout << "usage: tonnx check M.onnx\n\nRuns ONNX's checker and strict shape inference. Exit 0 when valid.\n";
+    return 0;
+  }
+  Args a = parse_args(argv, Spec{});
+  if (a.positional.size() != 1) throw UsageError("expected one .onnx file");
+  check_model_file(a.positional[0]);
+  std::cout << a.positional[0] << ": valid (ONNX checker and strict shape inference passed)\n";
+  return 0;
+}
+
+int cmd_print(const std::vector<std::string>& argv) {
+  if (wants_help(argv)) {
+    std::cout << "usage: tonnx print M.onnx\n\nPrints the graph: inputs and initializers with their types, one "
+                 "node a line with attributes and module scope.\n";
+    return 0;
+  }
+  Args a = parse_args(argv, Spec{});
+  if (a.positional.size() != 1) throw UsageError("expected one .onnx file");
+  onnx::ModelProto m = read_model_proto(a.positional[0]);
+  try {
+    check_model(m, true);  // for the inferred types; printing works without them
+  } catch (const CheckError&) {
+  }
+  std::cout << printable_graph(m);
+  return 0;
+}
+
+namespace {
+
+struct Diff {
+  double max_abs = 0, max_rel = 0;
+  bool ok = true;
+  std::string why;
+};
+
+Diff compare(const at::Tensor& got, const at::Tensor& want, double rtol, double atol) {
+  Diff d;
+  if (got.scalar_type() != want.scalar_type()) {
+    d.ok = false;
+    d.why = std::string("dtype ") + c10::toString(got.scalar_type()) + " != expected " + c10::toString(want.scalar_type());
+    return d;
+  }
+  if (got.sizes() != want.sizes()) {
+    d.ok = false;
+    d.why = "shape " + c10::str(got.sizes()) + " != expected " + c10::str(want.sizes());
+    return d;
+  }
+  if (got.numel() == 0) return d;
+  at::Tensor g = got.to(at::kDouble), w = want.to(at::kDouble);
+  at::Tensor both_nan = at::isnan(g) & at::isnan(w);
+  at::Tensor same = (g == w) | both_nan;
+  at::Tensor diff = at::where(same, at::zeros_like(g), (g - w).abs());
+  d.max_abs = diff.max().item<double>();
+  at::Tensor rel = diff / w.abs().clamp_min(1e-12);
+  d.max_rel = at::where(same, at::zeros_like(g), rel).max().item<double>();
+  bool close = (diff <= atol + rtol * w.abs()).logical_or(same).all().item<bool>();
+  if (!close) {
+    d.ok = false;
+    d.why = "values differ beyond rtol=" + std::to_string(rtol) + " atol=" + std::to_string(atol);
+  }
+  return d;
+}
+
+}  // namespace
+
+int cmd_run(const std::vector<std::string>& argv) {
+  if (wants_help(argv)) {
+    std::cout << R"(usage: tonnx run M.onnx [options]
+
+Runs a model on tonnx's CPU backend.
+
+options:
+  --test-data DIR        run each DIR/test_data_set_N and compare with its output_K.pb
+  --input NAME=FILE.pb   an input as a TensorProto file (repeatable)
+  --output-dir DIR       write the outputs as output_K.pb
+  --threads N            intra-op threads
+  --repeat N             run N times after a warm-up and print median_ms
+  --rtol X --atol Y      tolerances for --test-data (default 1e-3, 1e-5)
+)";
+    return 0;
+  }
+  Spec spec{{"--test-data", "--output-dir", "--threads", "--repeat", "--rtol", "--atol"}, {}, {"--input"}};
+  Args a = parse_args(argv, spec);
+  if (a.positional.size() != 1) throw UsageError("expected one .onnx file");
+  backend::PrepareOptions popt;
+  if (auto v = a.get("--threads")) popt.num_threads = static_cast<int>(parse_int(*v, "--threads"));
+  double rtol = a.get("--rtol") ? std::stod(*a.get("--rtol")) : 1e-3;
+  double atol = a.get("--atol") ? std::stod(*a.get("--atol")) : 1e-5;
+  backend::Rep rep = backend::prepare(a.positional[0], "CPU", popt);
+  std::cout << "prepare_ms=" << rep.prepare_seconds() * 1000 << "\n";
+  torch::NoGradGuard no_grad;
+  int passed = 0, failed = 0;
+  std::vector<at::Tensor> last_inputs, last_outputs;
+  if (auto dir = a.get("--test-data")) {
+    auto sets = read_test_data(*dir);
+    for (size_t si = 0; si < sets.size(); ++si) {
+      const auto& set = sets[si];
+      auto outs = rep.run(set.inputs);
+      bool ok = outs.size() == set.outputs.size();
+      std::cout << "test_data_set_" << si << ":";
+      for (size_t k = 0; k < std::min(outs.size(), set.outputs.size()); ++k) {
+        Diff d = compare(outs[k], set.outputs[k], rtol, atol);
+        ok = ok && d.ok;
+        std::cout << " " << rep.output_names()[k] << " max_abs=" << d.max_abs << " max_rel=" << d.max_rel;
+        if (!d.ok) std::cout << " (" << d.why << ")";
+      }
+      std::cout << (ok ? " pass" : " FAIL") << "\n";
+      ok ? ++passed : ++failed;
+      last_inputs = set.inputs;
+      last_outputs = outs;
+    }
+  } else {
+    std::map<std::string, at::Tensor> named;
+    for (const auto& kv : a.all("--input")) {
+      auto eq = kv.find('=');
+      if (eq == std::string::npos) throw UsageError("--input '" + kv + "' is not NAME=FILE.pb");
+      named[kv.substr(0, eq)] = tensor_from_proto(read_tensor_proto(kv.substr(eq + 1)));
+    }
+    last_inputs.clear();
+    last_outputs = rep.run(named);
+    for (const auto& n : rep.input_names()) last_inputs.push_back(named.at(n));
+  }
+  if (auto dir = a.get("--output-dir")) {
+    fs::create_directories(*dir);
+    for (size_t k = 0; k < last_outputs.size(); ++k)
+      save_tensor_proto(tensor_to_proto(last_outputs[k], rep.output_names()[k]),
+                        (fs::path(*dir) / ("output_" + std::to_string(k) + ".pb")).string());
+  }
+  if (auto v = a.get("--repeat")) {
+    int64_t n = parse_int(*v, "--repeat");
+    if (n < 1) throw UsageError("--repeat must be >= 1");
+    rep.run(last_inputs);  // warm-up
+    std::vector<double> ms;
+    for (int64_t i = 0; i < n; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      rep.run(last_inputs);
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    std::cout << "median_ms=" << ms[ms.size() / 2] << "\n";
+  }
+  if (a.get("--test-data")) {
+    std::cout << passed << " passed, " << failed << " failed\n";
+    return failed ? 1 : 0;
+  }
+  return 0;
+}
+
+int cmd_symbolics(const std::vector<std::string>& argv) {
+  if (wants_help(argv)) {
+    std::cout << "usage: tonnx symbolics\n\nLists every registered symbolic function: aten op and first opset.\n";
+    return 0;
+  }
+  for (const auto& s : registered_symbolics())
+    std::cout << s.name << "\t" << s.since_opset << (s.user ? "\tuser" : "") << "\n";
+  return 0;
+}
+
+}  // namespace tonnx::cli

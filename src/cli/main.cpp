@@ -1,0 +1,73 @@
+// The tonnx command line.
+#include <c10/util/Exception.h>
+
+#include <cstring>
+#include <functional>
+#include <iostream>
+#include <map>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+
+namespace {
+
+const char* kUsage = R"(tonnx: torch.onnx for C++ — export LibTorch models to ONNX, check, print and run them.
+
+usage: tonnx COMMAND [options]
+
+commands:
+  export MODEL -o OUT.onnx   export a zoo model (see `tonnx models`) to ONNX
+  models                     list the zoo: names, default input shapes, parameter counts
+  check M.onnx               run ONNX's checker and strict shape inference; exit 0 when valid
+  print M.onnx               print the graph in a readable form
+  run M.onnx                 run a model on tonnx's CPU backend
+  symbolics                  list the registered symbolic functions (aten op, opset)
+  help [COMMAND]             this text, or a command's options
+
+`tonnx COMMAND --help` shows a command's options. `tonnx --version` prints the version.
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    std::cerr << kUsage;
+    return 2;
+  }
+  std::string cmd = args[0];
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (cmd == "--version" || cmd == "version") {
+    std::cout << "tonnx " << TONNX_VERSION << "\n";
+    return 0;
+  }
+  if (cmd == "help" || cmd == "--help" || cmd == "-h") {
+    if (rest.empty()) {
+      std::cout << kUsage;
+      return 0;
+    }
+    cmd = rest[0];
+    rest = {"--help"};
+  }
+  static const std::map<std::string, std::function<int(const std::vector<std::string>&)>> commands = {
+      {"export", tonnx::cli::cmd_export}, {"models", tonnx::cli::cmd_models},
+      {"check", tonnx::cli::cmd_check},   {"print", tonnx::cli::cmd_print},
+      {"run", tonnx::cli::cmd_run},       {"symbolics", tonnx::cli::cmd_symbolics}};
+  auto it = commands.find(cmd);
+  if (it == commands.end()) {
+    std::cerr << "tonnx: unknown command '" << cmd << "'\n\n" << kUsage;
+    return 2;
+  }
+  try {
+    return it->second(rest);
+  } catch (const tonnx::cli::UsageError& e) {
+    std::cerr << "tonnx " << cmd << ": " << e.what() << " (see `tonnx " << cmd << " --help`)\n";
+    return 2;
+  } catch (const c10::Error& e) {
+    std::cerr << "tonnx " << cmd << ": error: " << e.what_without_backtrace() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "tonnx " << cmd << ": error: " << e.what() << "\n";
+    return 1;
+  }
+}

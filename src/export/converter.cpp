@@ -1,0 +1,425 @@
+#include "export/converter.h"
+
+#include <ATen/ATen.h>
+#include <torch/csrc/jit/ir/constants.h>
+
+#include <set>
+#include <sstream>
+
+namespace tonnx::detail {
+namespace jit = torch::jit;
+
+std::string short_type_name(const std::string& cpp_name) {
+  std::string s = cpp_name;
+  auto pos = s.rfind("::");
+  if (pos != std::string::npos) s = s.substr(pos + 2);
+  if (s.size() > 4 && s.compare(s.size() - 4, 4, "Impl") == 0) s.resize(s.size() - 4);
+  return s;
+}
+
+std::optional<ir::TensorType> jit_type(const jit::Value* v) {
+  auto tt = v->type()->cast<c10::TensorType>();
+  if (!tt) {
+    // Scalars from the trace become 0-d tensors.
+    if (v->type()->kind() == c10::TypeKind::IntType)
+      return ir::TensorType{ir::DType::Int64, std::vector<ir::Dim>{}};
+    if (v->type()->kind() == c10::TypeKind::FloatType)
+      return ir::TensorType{ir::DType::Float, std::vector<ir::Dim>{}};
+    if (v->type()->kind() == c10::TypeKind::BoolType)
+      return ir::TensorType{ir::DType::Bool, std::vector<ir::Dim>{}};
+    return std::nullopt;
+  }
+  ir::TensorType t;
+  if (auto st = tt->scalarType()) t.dtype = ir::dtype_from_scalar_type(*st);
+  if (auto sizes = tt->sizes().concrete_sizes()) {
+    std::vector<ir::Dim> dims;
+    for (int64_t s : *sizes) dims.push_back(ir::Dim::known(s));
+    t.shape = std::move(dims);
+  } else if (auto rank = tt->dim()) {
+    t.shape = std::vector<ir::Dim>(*rank);
+  }
+  return t;
+}
+
+namespace {
+
+std::string type_str(const jit::Value* v) {
+  if (auto t = jit_type(v); t && v->type()->cast<c10::TensorType>()) return t->str();
+  return v->type()->annotation_str();
+}
+
+// jit::Node::scope() is not const-qualified.
+std::string scope_of(const jit::Node* n) {
+  auto* m = const_cast<jit::Node*>(n);
+  return m->scope() ? m->scope()->namesFromRoot() : "";
+}
+
+bool is_kind(const jit::Node* n, const char* qual) { return n->kind().toQualString() == std::string(qual); }
+
+}  // namespace
+
+Converter::Converter(std::shared_ptr<jit::Graph> graph, ConvertConfig config)
+    : jg_(std::move(graph)), cfg_(std::move(config)) {}
+
+std::string Converter::describe(const jit::Node* n) const {
+  std::ostringstream os;
+  os << n->kind().toQualString();
+  std::string scope = scope_of(n);
+  std::vector<std::string> parts;
+  if (!scope.empty()) parts.push_back("scope " + scope);
+  std::string ins;
+  for (size_t i = 0; i < n->inputs().size(); ++i) {
+    const jit::Value* v = n->input(i);
+    if (v->type()->cast<c10::TensorType>()) {
+      if (!ins.empty()) ins += ", ";
+      ins += type_str(v);
+    }
+  }
+  if (!ins.empty()) parts.push_back("inputs " + ins);
+  if (!parts.empty()) {
+    os << " (";
+    for (size_t i = 0; i < parts.size(); ++i) os << (i ? ", " : "") << parts[i];
+    os << ")";
+  }
+  return os.str();
+}
+
+void Converter::fail(const jit::Node* n, const std::string& what) const {
+  throw ExportError("ONNX export failed at " + (n ? describe(n) : std::string("the graph")) +
+                    " with opset " + std::to_string(cfg_.opset) + ": " + what);
+}
+
+bool Converter::structural(const jit::Node* n) const {
+  static const std::set<std::string> kinds = {"prim::Constant",     "prim::ListConstruct",
+                                              "prim::TupleConstruct", "prim::ListUnpack",
+                                              "prim::TupleUnpack"};
+  return kinds.count(n->kind().toQualString()) > 0;
+}
+
+const SymbolicFn* Converter::lookup(const jit::Node* n) const {
+  std::string name = n->kind().toQualString();
+  if (const SymbolicFn* f = find_symbolic(name, cfg_.opset)) return f;
+  // In-place variants (relu_) convert like their functional twins: the trace already
+  // rewired every later use to the node's output.
+  if (name.size() > 1 && name.back() == '_' && name[name.size() - 2] != '_')
+    return find_symbolic(name.substr(0, name.size() - 1), cfg_.opset);
+  return nullptr;
+}
+
+void Converter::check_feasible() {
+  if (cfg_.export_type != OperatorExportTypes::ONNX) return;
+  std::vector<std::string> missing;
+  std::set<std::string> seen;
+  for (const jit::Node* n : jg_->nodes()) {
+    if (structural(n) || lookup(n)) continue;
+    std::string kind = n->kind().toQualString();
+    std::string line = "no symbolic function for " + describe(n);
+    int next = next_opset_with_symbolic(kind, cfg_.opset);
+    if (next > 0 && next <= kMaxOpset)
+      line += "; it can be exported with opset_version=" + std::to_string(next);
+    if (seen.insert(line).second) missing.push_back(line);
+  }
+  if (missing.empty()) return;
+  std::ostringstream os;
+  os << "ONNX export failed (opset " << cfg_.opset << "): ";
+  if (missing.size() == 1) {
+    os << missing[0];
+  } else {
+    os << missing.size() << " ops have no symbolic function:";
+    for (const auto& m : missing) os << "\n  - " << m;
+  }
+  os << "\nRegister one with tonnx::register_symbolic or export with "
+        "operator_export_type=ONNX_ATEN_FALLBACK";
+  throw ExportError(os.str());
+}
+
+ir::Node* Converter::emit(const std::string& op_type, std::vector<ir::Value*> inputs,
+                          std::vector<ir::Attr> attrs, size_t n_outputs,
+                          const std::string& domain) {
+  ir::Node* node = graph().add_node(op_type, std::move(inputs), std::move(attrs), n_outputs, domain);
+  if (current_) node->set_scope(scope_of(current_));
+  return node;
+}
+
+ir::Value* Converter::constant(const at::Tensor& t) {
+  return emit("Constant", {}, {{"value", t.detach().clone()}}, 1, "")->output();
+}
+
+namespace {
+at::Tensor ivalue_to_tensor(const c10::IValue& iv) {
+  if (iv.isTensor()) return iv.toTensor();
+  if (iv.isInt()) return at::scalar_tensor(iv.toInt(), at::kLong);
+  if (iv.isDouble()) return at::scalar_tensor(iv.toDouble(), at::kFloat);
+  if (iv.isBool()) return at::scalar_tensor(iv.toBool(), at::kBool);
+  if (iv.isIntList()) {
+    auto v = iv.toIntVector();
+    return at::tensor(v, at::kLong);
+  }
+  if (iv.isDoubleList()) {
+    auto v = iv.toDoubleVector();
+    return at::tensor(v, at::kDouble).to(at::kFloat);
+  }
+  if (iv.isBoolList()) {
+    auto v = iv.toBoolList();
+    std::vector<int64_t> ints;
+    for (bool b : v) ints.push_back(b);
+    return at::tensor(ints, at::kLong).to(at::kBool);
+  }
+  return {};
+}
+}  // namespace
+
+ir::Value* Converter::tensor_of(const jit::Value* v) {
+  auto it = env_.find(v);
+  if (it != env_.end()) return it->second;
+  const jit::Node* p = v->node();
+  ir::Value* out = nullptr;
+  if (is_kind(p, "prim::Constant")) {
+    if (v->type()->kind() == c10::TypeKind::NoneType) return nullptr;
+    auto iv = jit::toIValue(v);
+    at::Tensor t = iv ? ivalue_to_tensor(*iv) : at::Tensor();
+    if (!t.defined()) fail(current_, "cannot turn the constant of type " + v->type()->annotation_str() + " into a tensor");
+    out = constant(t);
+  } else if (is_kind(p, "prim::ListConstruct")) {
+    // An int[] whose elements are computed (sizes under dynamic axes): Concat of 1-D pieces.
+    if (auto iv = constant_ivalue(v)) {
+      out = constant(ivalue_to_tensor(*iv));
+    } else {
+      std::vector<ir::Value*> parts;
+      auto axes = constant(at::tensor(std::vector<int64_t>{0}, at::kLong));
+      for (const jit::Value* e : p->inputs()) {
+        ir::Value* t = tensor_of(e);
+        if (!t) fail(current_, "a list element is None");
+        if (cfg_.opset >= 13)
+          parts.push_back(emit("Unsqueeze", {t, axes}, {}, 1, "")->output());
+        else
+          parts.push_back(emit("Unsqueeze", {t}, {{"axes", ir::Ints{0}}}, 1, "")->output());
+      }
+      out = emit("Concat", parts, {{"axis", int64_t{0}}}, 1, "")->output();
+    }
+  } else {
+    fail(current_, std::string("value %") + v->debugName() + " produced by " +
+                       p->kind().toQualString() + " has no ONNX equivalent");
+  }
+  env_[v] = out;
+  return out;
+}
+
+std::vector<ir::Value*> Converter::tensor_list_of(const jit::Value* v) {
+  auto lit = lists_.find(v);
+  if (lit != lists_.end()) return lit->second;
+  const jit::Node* p = v->node();
+  if (is_kind(p, "prim::ListConstruct") || is_kind(p, "prim::TupleConstruct")) {
+    std::vector<ir::Value*> out;
+    for (const jit::Value* e : p->inputs()) out.push_back(tensor_of(e));
+    return out;
+  }
+  if (is_kind(p, "prim::Constant")) {
+    auto iv = jit::toIValue(v);
+    std::vector<ir::Value*> out;
+    if (iv && iv->isTensorList())
+      for (const at::Tensor& t : iv->toTensorVector()) out.push_back(constant(t));
+    return out;
+  }
+  fail(current_, std::string("expected a list of tensors for %") + v->debugName());
+}
+
+void Converter::bind_outputs(const jit::Node* n, const Outputs& outs) {
+  const auto& vals = outs.values;
+  if (n->outputs().size() == 1 && n->output()->type()->kind() == c10::TypeKind::ListType) {
+    lists_[n->output()] = vals;
+    return;
+  }
+  for (size_t k = 0; k < n->outputs().size(); ++k) {
+    const jit::Value* jo = n->output(k);
+    ir::Value* v = k < vals.size() ? vals[k] : nullptr;
+    if (!v) {
+      if (jo->hasUses())
+        fail(n, "the symbolic function returned " + std::to_string(vals.size()) +
+                    " outputs, but output " + std::to_string(k) + " is used");
+      continue;
+    }
+    if (!v->type()) v->set_type(jit_type(jo));
+    env_[jo] = v;
+  }
+}
+
+void Converter::fallback_node(const jit::Node* n, bool aten_node) {
+  std::vector<ir::Value*> inputs;
+  std::vector<ir::Attr> attrs;
+  std::string name = n->kind().toUnqualString();
+  for (size_t i = 0; i < n->inputs().size(); ++i) {
+    const jit::Value* in = n->input(i);
+    if (in->type()->cast<c10::TensorType>()) {
+      inputs.push_back(tensor_of(in));
+      continue;
+    }
+    // Non-tensor arguments become attributes named after the schema's arguments.
+    std::string arg = "arg" + std::to_string(i);
+    if (auto* schema = n->maybeSchema()) arg = schema->arguments().at(i).name();
+    auto iv = constant_ivalue(in);
+    if (!iv) {
+      inputs.push_back(tensor_of(in));
+      continue;
+    }
+    if (iv->isNone()) continue;
+    if (iv->isInt()) attrs.push_back({arg, iv->toInt()});
+    else if (iv->isDouble()) attrs.push_back({arg, iv->toDouble()});
+    else if (iv->isBool()) attrs.push_back({arg, int64_t{iv->toBool()}});
+    else if (iv->isIntList()) attrs.push_back({arg, ir::Ints(iv->toIntVector())});
+    else if (iv->isString()) attrs.push_back({arg, iv->toStringRef()});
+    else if (iv->isTensor()) inputs.push_back(tensor_of(in));
+    else fail(n, "ATen fallback cannot carry argument " + arg + " of type " + in->type()->annotation_str());
+  }
+  std::string op_type = name;
+  if (aten_node) {
+    op_type = "ATen";
+    attrs.insert(attrs.begin(), {"operator", name});
+    std::string overload = n->maybeSchema() ? n->maybeSchema()->overload_name() : "";
+    attrs.insert(attrs.begin() + 1, {"overload_name", overload});
+  }
+  uses_aten_domain_ = true;
+  ir::Node* node = emit(op_type, inputs, std::move(attrs), n->outputs().size(), "org.pytorch.aten");
+  std::vector<ir::Value*> outs(node->outputs().begin(), node->outputs().end());
+  bind_outputs(n, outs);
+}
+
+void Converter::convert_node(const jit::Node* n) {
+  current_ = n;
+  const std::string kind = n->kind().toQualString();
+  if (kind == "prim::Constant" || kind == "prim::ListConstruct" || kind == "prim::TupleConstruct")
+    return;  // materialized where used
+  if (kind == "prim::ListUnpack" || kind == "prim::TupleUnpack") {
+    std::vector<ir::Value*> elems = tensor_list_of(n->input());
+    if (elems.size() != n->outputs().size())
+      fail(n, "unpacks " + std::to_string(n->outputs().size()) + " values from a list of " +
+                  std::to_string(elems.size()));
+    for (size_t k = 0; k < elems.size(); ++k) env_[n->output(k)] = elems[k];
+    return;
+  }
+  const SymbolicFn* fn = lookup(n);
+  if (!fn) {
+    if (cfg_.export_type == OperatorExportTypes::ONNX) fail(n, "no symbolic function");
+    fallback_node(n, cfg_.export_type == OperatorExportTypes::ONNX_ATEN_FALLBACK);
+    return;
+  }
+  SymbolicContext g(*this, n);
+  Outputs outs = [&]() -> Outputs {
+    try {
+      return (*fn)(g);
+    } catch (const ExportError&) {
+      throw;
+    } catch (const std::exception& e) {
+      fail(n, e.what());
+    }
+  }();
+  bind_outputs(n, outs);
+}
+
+ir::Model Converter::convert() {
+  if (cfg_.opset < kMinOpset || cfg_.opset > kMaxOpset)
+    throw ExportError("opset_version " + std::to_string(cfg_.opset) + " is not supported; use " +
+                      std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset));
+  check_feasible();
+  ir::Graph& g = graph();
+  g.name = "main_graph";
+  const auto inputs = jg_->inputs();
+  const size_t n_user = cfg_.num_user_inputs;
+  const size_t n_names = cfg_.input_names.size();
+  if (n_names > inputs.size())
+    throw ExportError("input_names has " + std::to_string(n_names) + " names, but the model has " +
+                      std::to_string(n_user) + " input(s) and " +
+                      std::to_string(inputs.size() - n_user) +
+                      " parameter tensor(s): at most " + std::to_string(inputs.size()) + " names");
+  std::set<std::string> used_names;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const jit::Value* in = inputs[i];
+    std::string name;
+    if (i < n_names) name = cfg_.input_names[i];
+    else if (i < n_user) name = n_user == 1 ? "input" : "input_" + std::to_string(i);
+    else name = cfg_.params.at(i - n_user).name;
+    if (!used_names.insert(name).second)
+      throw ExportError("the name '" + name + "' is given to two graph inputs or parameters; names must be unique");
+    if (i >= n_user && !in->hasUses()) continue;  // parameters the trace never used
+    std::optional<ir::TensorType> type = jit_type(in);
+    auto dyn = cfg_.dynamic_axes.find(name);
+    if (dyn != cfg_.dynamic_axes.end() && type && type->shape) {
+      for (const auto& [axis, sym] : dyn->second) {
+        int64_t rank = static_cast<int64_t>(type->shape->size());
+        int64_t a = axis < 0 ? axis + rank : axis;
+        if (a < 0 || a >= rank)
+          throw ExportError("dynamic_axes for '" + name + "': axis " + std::to_string(axis) +
+                            " is out of range for an input of rank " + std::to_string(rank));
+        (*type->shape)[a] = ir::Dim::named(sym);
+      }
+    }
+    if (i < n_user || !cfg_.export_params) {
+      env_[in] = g.add_input(name, type);
+    } else {
+      ir::Value* v = g.add_initializer(name, cfg_.params[i - n_user].tensor.detach());
+      if (cfg_.keep_initializers_as_inputs) g.add_input(name, type);
+      // keep the Value bound to the initializer
+      env_[in] = v;
+    }
+  }
+  for (const auto& [name, axes] : cfg_.dynamic_axes) {
+    bool known = used_names.count(name) > 0;
+    for (const auto& o : cfg_.output_names) known = known || o == name;
+    if (!known)
+      throw ExportError("dynamic_axes names '" + name +
+                        "', which is neither an input name nor an output name");
+  }
+  for (const jit::Node* n : jg_->nodes()) convert_node(n);
+  current_ = nullptr;
+
+  const auto outputs = jg_->outputs();
+  if (cfg_.output_names.size() > outputs.size())
+    throw ExportError("output_names has " + std::to_string(cfg_.output_names.size()) +
+                      " names, but the model has " + std::to_string(outputs.size()) + " output(s)");
+  std::set<ir::Value*> seen;
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    ir::Value* v = tensor_of(outputs[k]);
+    if (!v) throw ExportError("output " + std::to_string(k) + " of the model is None");
+    // An output that is an input, an initializer or another output needs its own node.
+    if (!v->producer() || seen.count(v) || v->producer()->op_type() == "Constant") {
+      ir::Value* id = emit("Identity", {v}, {}, 1, "")->output();
+      id->set_type(v->type());
+      v = id;
+    }
+    seen.insert(v);
+    std::string name = k < cfg_.output_names.size() ? cfg_.output_names[k] : "output_" + std::to_string(k);
+    if (used_names.count(name))
+      throw ExportError("the output name '" + name + "' is also the name of an input or parameter");
+    used_names.insert(name);
+    v->set_name(name);
+    std::optional<ir::TensorType> type = jit_type(outputs[k]);
+    if (type && type->shape && dynamic()) {
+      for (auto& d : *type->shape) d = ir::Dim{};
+      auto dyn = cfg_.dynamic_axes.find(name);
+      if (dyn != cfg_.dynamic_axes.end())
+        for (const auto& [axis, sym] : dyn->second) {
+          int64_t rank = static_cast<int64_t>(type->shape->size());
+          int64_t a = axis < 0 ? axis + rank : axis;
+          if (a >= 0 && a < rank) (*type->shape)[a] = ir::Dim::named(sym);
+        }
+    }
+    v->set_type(type);
+    g.add_output(v);
+  }
+
+  model_.opsets.push_back({"", cfg_.opset});
+  if (uses_aten_domain_) model_.opsets.push_back({"org.pytorch.aten", 1});
+  for (const auto& [domain, version] : cfg_.custom_opsets) {
+    if (domain.empty() || domain == "ai.onnx")
+      throw ExportError("custom_opsets cannot set the default domain; use opset_version");
+    if (domain == "org.pytorch.aten" && uses_aten_domain_) continue;
+    model_.opsets.push_back({domain, version});
+  }
+  model_.producer_name = "tonnx";
+#ifdef TONNX_VERSION
+  model_.producer_version = TONNX_VERSION;
+#endif
+  return std::move(model_);
+}
+
+}  // namespace tonnx::detail

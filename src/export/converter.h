@@ -1,0 +1,75 @@
+// The converter: walks a traced TorchScript graph (aten ops) and emits ONNX through the
+// registered symbolic functions. Internal to the exporter.
+#pragma once
+
+#include <torch/csrc/jit/ir/ir.h>
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tonnx/export.h"
+#include "tonnx/ir.h"
+
+namespace tonnx::detail {
+
+// A parameter or buffer passed to the trace as a graph input.
+struct TracedParam {
+  std::string name;  // state_dict name (features.0.weight)
+  at::Tensor tensor;
+};
+
+struct ConvertConfig {
+  int opset = kDefaultOpset;
+  OperatorExportTypes export_type = OperatorExportTypes::ONNX;
+  bool export_params = true;
+  bool keep_initializers_as_inputs = false;
+  std::vector<std::string> input_names;  // graph inputs, then parameters
+  std::vector<std::string> output_names;
+  std::map<std::string, std::map<int64_t, std::string>> dynamic_axes;
+  std::map<std::string, int64_t> custom_opsets;
+  size_t num_user_inputs = 0;
+  std::vector<TracedParam> params;  // the jit graph inputs after the user inputs
+};
+
+class Converter {
+ public:
+  Converter(std::shared_ptr<torch::jit::Graph> graph, ConvertConfig config);
+  ir::Model convert();
+
+  // --- used by SymbolicContext ---
+  int opset() const { return cfg_.opset; }
+  bool dynamic() const { return !cfg_.dynamic_axes.empty(); }
+  ir::Graph& graph() { return *model_.graph; }
+  ir::Node* emit(const std::string& op_type, std::vector<ir::Value*> inputs,
+                 std::vector<ir::Attr> attrs, size_t n_outputs, const std::string& domain);
+  ir::Value* tensor_of(const torch::jit::Value* v);
+  std::vector<ir::Value*> tensor_list_of(const torch::jit::Value* v);
+  ir::Value* constant(const at::Tensor& t);
+  [[noreturn]] void fail(const torch::jit::Node* n, const std::string& what) const;
+  std::string describe(const torch::jit::Node* n) const;  // op, scope, input types
+
+ private:
+  void check_feasible();
+  void convert_node(const torch::jit::Node* n);
+  void bind_outputs(const torch::jit::Node* n, const Outputs& outs);
+  void fallback_node(const torch::jit::Node* n, bool aten_node);
+  bool structural(const torch::jit::Node* n) const;
+  const SymbolicFn* lookup(const torch::jit::Node* n) const;
+
+  std::shared_ptr<torch::jit::Graph> jg_;
+  ConvertConfig cfg_;
+  ir::Model model_;
+  std::unordered_map<const torch::jit::Value*, ir::Value*> env_;
+  std::unordered_map<const torch::jit::Value*, std::vector<ir::Value*>> lists_;
+  const torch::jit::Node* current_ = nullptr;
+  bool uses_aten_domain_ = false;
+};
+
+// Short type name for a scope component: torch::nn::Conv2dImpl -> Conv2d.
+std::string short_type_name(const std::string& cpp_name);
+
+std::optional<ir::TensorType> jit_type(const torch::jit::Value* v);
+std::optional<c10::IValue> constant_ivalue(const torch::jit::Value* v);
+
+}  // namespace tonnx::detail

@@ -1,0 +1,263 @@
+// Tracing: LibTorch's tracer records the aten ops; tonnx adds module scopes. The C++
+// frontend has no forward hooks, so scopes come from two places: ScopeGuard in a user
+// module's forward, and wrappers that tonnx puts around the children of every Sequential
+// for the duration of the trace (restored afterwards, even on error).
+#include "export/trace.h"
+
+#include <torch/csrc/jit/frontend/tracer.h>
+#include <torch/csrc/jit/passes/dead_code_elimination.h>
+#include <torch/nn/modules/container/any.h>
+#include <torch/nn/modules/container/sequential.h>
+#include <torch/torch.h>
+
+#include <set>
+#include <unordered_map>
+
+namespace tonnx {
+namespace detail {
+namespace jit = torch::jit;
+
+namespace {
+
+struct ActiveTrace {
+  std::unordered_map<const torch::nn::Module*, jit::ScopePtr> scopes;
+};
+thread_local ActiveTrace* g_active = nullptr;
+
+// Modules of torch::nn whose forward takes and returns one tensor: safe to wrap.
+bool wrappable(const std::string& type) {
+  static const std::set<std::string> names = {
+      "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+      "Linear", "ReLU", "ReLU6", "LeakyReLU", "PReLU", "ELU", "SELU", "CELU", "GELU", "SiLU",
+      "Mish", "Sigmoid", "Tanh", "Hardtanh", "Hardshrink", "Softshrink", "Softplus", "Softsign",
+      "Tanhshrink", "Threshold", "LogSigmoid", "Softmax", "LogSoftmax", "Softmin", "GLU",
+      "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+      "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+      "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "BatchNorm1d",
+      "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+      "LayerNorm", "GroupNorm", "LocalResponseNorm", "CrossMapLRN2d", "Dropout", "Dropout2d",
+      "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "Flatten", "Unflatten", "Identity",
+      "Embedding", "PixelShuffle", "PixelUnshuffle", "Upsample", "ZeroPad2d", "ReflectionPad1d",
+      "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
+      "ReplicationPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "Fold", "Unfold"};
+  return names.count(type) > 0;
+}
+
+class ScopedChildImpl : public torch::nn::Module {
+ public:
+  ScopedChildImpl(torch::nn::AnyModule inner, const torch::nn::Module* target)
+      : inner(std::move(inner)), target_(target) {}
+  torch::Tensor forward(torch::Tensor x) {
+    ScopeGuard guard(target_);
+    return inner.forward<torch::Tensor>(std::move(x));
+  }
+  torch::nn::AnyModule inner;
+
+ private:
+  const torch::nn::Module* target_;
+};
+TORCH_MODULE(ScopedChild);
+
+// Wraps the children of every Sequential under root; undoes it when destroyed.
+class SequentialWrapper {
+ public:
+  explicit SequentialWrapper(torch::nn::Module& root) {
+    for (const auto& m : root.modules(/*include_self=*/true)) {
+      auto* seq = dynamic_cast<torch::nn::SequentialImpl*>(m.get());
+      if (!seq) continue;
+      size_t idx = 0;
+      for (auto it = seq->begin(); it != seq->end(); ++it, ++idx) {
+        const torch::nn::Module* child = it->ptr().get();
+        if (!wrappable(short_type_name(child->name()))) continue;
+        torch::nn::AnyModule original = std::move(*it);
+        *it = torch::nn::AnyModule(ScopedChild(std::move(original), child));
+        wrapped_.push_back({seq, idx});
+      }
+    }
+  }
+  ~SequentialWrapper() {
+    for (auto& [seq, idx] : wrapped_) {
+      auto it = seq->begin() + static_cast<std::ptrdiff_t>(idx);
+      torch::nn::AnyModule inner = std::move(it->get<ScopedChild>()->inner);
+      *it = std::move(inner);
+    }
+  }
+
+ private:
+  std::vector<std::pair<torch::nn::SequentialImpl*, size_t>> wrapped_;
+};
+
+// Scope of every module: Root/Type[name]/Type[name]...
+void build_scopes(const torch::nn::Module& root, ActiveTrace& active) {
+  auto root_scope = c10::make_intrusive<jit::Scope>()->push(
+      c10::Symbol::scope(short_type_name(root.name())));
+  std::function<void(const torch::nn::Module&, jit::ScopePtr)> visit =
+      [&](const torch::nn::Module& m, jit::ScopePtr scope) {
+        active.scopes[&m] = scope;
+        for (const auto& item : m.named_children()) {
+          auto child_scope = scope->push(c10::Symbol::scope(
+              short_type_name(item.value()->name()) + "[" + item.key() + "]"));
+          visit(*item.value(), child_scope);
+        }
+      };
+  visit(root, root_scope);
+}
+
+}  // namespace
+
+std::vector<TracedParam> state_dict(const torch::nn::Module& root) {
+  std::vector<TracedParam> out;
+  std::set<const void*> seen;
+  for (const auto& item : root.named_modules("", /*include_self=*/true)) {
+    const std::string prefix = item.key().empty() ? "" : item.key() + ".";
+    auto add = [&](const std::string& name, const at::Tensor& t) {
+      if (!t.defined()) return;
+      if (!seen.insert(t.unsafeGetTensorImpl()).second) return;
+      out.push_back({prefix + name, t});
+    };
+    for (const auto& p : item.value()->named_parameters(/*recurse=*/false)) add(p.key(), p.value());
+    for (const auto& b : item.value()->named_buffers(/*recurse=*/false)) add(b.key(), b.value());
+  }
+  return out;
+}
+
+TraceResult trace(const Traceable& model, const std::vector<torch::Tensor>& args, TrainingMode mode) {
+  if (!model.forward) throw ExportError("the model to export has no forward function");
+  for (size_t i = 0; i < args.size(); ++i)
+    if (!args[i].defined()) throw ExportError("example input " + std::to_string(i) + " is an undefined tensor");
+
+  TraceResult result;
+  result.num_user_inputs = args.size();
+  if (model.module) result.params = state_dict(*model.module);
+
+  // Training mode for the duration of the trace, restored afterwards.
+  struct ModeRestore {
+    torch::nn::Module* m = nullptr;
+    bool was_training = false;
+    ~ModeRestore() {
+      if (m) m->train(was_training);
+    }
+  } restore;
+  if (model.module && mode != TrainingMode::PRESERVE) {
+    restore.m = model.module.get();
+    restore.was_training = model.module->is_training();
+    model.module->train(mode == TrainingMode::TRAINING);
+  }
+
+  ActiveTrace active;
+  std::optional<SequentialWrapper> wrapper;
+  if (model.module) {
+    build_scopes(*model.module, active);
+    wrapper.emplace(*model.module);
+  }
+  struct ActiveGuard {
+    explicit ActiveGuard(ActiveTrace* a) { g_active = a; }
+    ~ActiveGuard() { g_active = nullptr; }
+  } active_guard(&active);
+
+  jit::Stack stack;
+  for (const auto& a : args) stack.emplace_back(a);
+  for (const auto& p : result.params) stack.emplace_back(p.tensor);
+
+  const size_t n_user = args.size();
+  auto fn = [&](jit::Stack in) -> jit::Stack {
+    std::vector<torch::Tensor> inputs;
+    for (size_t i = 0; i < n_user; ++i) inputs.push_back(in[i].toTensor());
+    std::unique_ptr<ScopeGuard> root_scope;
+    if (model.module) root_scope = std::make_unique<ScopeGuard>(model.module.get());
+    std::vector<torch::Tensor> outs = model.forward(inputs);
+    jit::Stack out;
+    for (auto& t : outs) {
+      if (!t.defined()) throw ExportError("the model returned an undefined tensor");
+      out.emplace_back(t);
+    }
+    if (out.empty()) throw ExportError("the model returned no tensors");
+    return out;
+  };
+  torch::NoGradGuard no_grad;
+  std::pair<std::shared_ptr<jit::tracer::TracingState>, jit::Stack> traced;
+  try {
+    traced = jit::tracer::trace(
+        std::move(stack), fn, [](const torch::autograd::Variable&) { return std::string(); },
+        /*strict=*/false, /*force_outplace=*/false);
+  } catch (const ExportError&) {
+    throw;
+  } catch (const c10::Error& e) {
+    throw ExportError(std::string("tracing the model failed: ") + e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    throw ExportError(std::string("tracing the model failed: ") + e.what());
+  }
+  result.graph = traced.first->graph;
+  for (auto& v : traced.second) result.eager_outputs.push_back(v.toTensor());
+  jit::EliminateDeadCode(result.graph);
+  return result;
+}
+
+}  // namespace detail
+
+ScopeGuard::ScopeGuard(const torch::nn::Module* module) {
+  if (!detail::g_active || !module) return;
+  const auto& state = torch::jit::tracer::getTracingState();
+  if (!state) return;
+  auto it = detail::g_active->scopes.find(module);
+  if (it == detail::g_active->scopes.end()) return;
+  saved_ = new torch::jit::ScopePtr(state->graph->current_scope());
+  state->graph->set_current_scope(it->second);
+  active_ = true;
+}
+
+ScopeGuard::~ScopeGuard() {
+  if (!active_) return;
+  auto* saved = static_cast<torch::jit::ScopePtr*>(saved_);
+  if (const auto& state = torch::jit::tracer::getTracingState())
+    state->graph->set_current_scope(*saved);
+  delete saved;
+}
+
+std::vector<torch::Tensor> flatten_outputs(torch::nn::AnyValue&& v) {
+  using T = torch::Tensor;
+  if (auto* t = v.try_get<T>()) return {*t};
+  if (auto* l = v.try_get<std::vector<T>>()) return *l;
+  if (auto* p = v.try_get<std::tuple<T, T>>()) return flatten_outputs(*p);
+  if (auto* p = v.try_get<std::tuple<T, T, T>>()) return flatten_outputs(*p);
+  if (auto* p = v.try_get<std::tuple<T, std::tuple<T, T>>>()) return flatten_outputs(*p);
+  throw ExportError("the module's forward returns " + c10::demangle(v.type_info().name()) +
+                    "; tonnx exports tensors, vectors and tuples of tensors");
+}
+
+Traceable make_traceable(torch::nn::AnyModule module) {
+  Traceable t;
+  t.module = module.ptr();
+  auto shared = std::make_shared<torch::nn::AnyModule>(std::move(module));
+  t.forward = [shared](const std::vector<torch::Tensor>& in) {
+    // AnyModule checks the count and types of the arguments against forward's signature.
+    auto& m = *shared;
+    switch (in.size()) {
+      case 0: return flatten_outputs(m.any_forward());
+      case 1: return flatten_outputs(m.any_forward(in[0]));
+      case 2: return flatten_outputs(m.any_forward(in[0], in[1]));
+      case 3: return flatten_outputs(m.any_forward(in[0], in[1], in[2]));
+      case 4: return flatten_outputs(m.any_forward(in[0], in[1], in[2], in[3]));
+      case 5: return flatten_outputs(m.any_forward(in[0], in[1], in[2], in[3], in[4]));
+      case 6: return flatten_outputs(m.any_forward(in[0], in[1], in[2], in[3], in[4], in[5]));
+      default: break;
+    }
+    throw ExportError("tonnx traces modules with up to 6 tensor inputs; wrap the model in a "
+                      "callable that takes a std::vector<torch::Tensor>");
+  };
+  return t;
+}
+
+Traceable make_traceable(std::shared_ptr<torch::nn::SequentialImpl> seq) {
+  Traceable t;
+  t.module = seq;
+  t.forward = [seq](const std::vector<torch::Tensor>& in) {
+    if (in.size() != 1)
+      throw ExportError("a Sequential takes one input tensor, but " + std::to_string(in.size()) +
+                        " were given");
+    return std::vector<torch::Tensor>{seq->forward(in[0])};
+  };
+  return t;
+}
+
+}  // namespace tonnx

@@ -1,0 +1,511 @@
+// IR <-> onnx::ModelProto through libonnx's protobuf classes.
+#include "tonnx/proto.h"
+
+#include <ATen/ATen.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+
+namespace tonnx {
+namespace fs = std::filesystem;
+
+namespace {
+
+size_t element_size(ir::DType t) {
+  return c10::elementSize(ir::scalar_type_from_dtype(t));
+}
+
+int64_t checked_numel(const std::vector<int64_t>& dims, const std::string& what) {
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0)
+      throw std::runtime_error(what + ": dimension " + std::to_string(d) +
+                               " is negative; tensor dims must be >= 0");
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d)
+      throw std::runtime_error(what + ": the product of its dims overflows int64");
+    n *= d;
+  }
+  return n;
+}
+
+std::string tensor_label(const onnx::TensorProto& p) {
+  return "tensor '" + p.name() + "'";
+}
+
+// Copies a repeated proto field into a fresh tensor of the given type.
+template <typename Src>
+at::Tensor from_repeated(const google::protobuf::RepeatedField<Src>& f, int64_t numel,
+                         at::ScalarType st, const std::vector<int64_t>& dims,
+                         const std::string& label) {
+  if (f.size() != numel)
+    throw std::runtime_error(label + " holds " + std::to_string(f.size()) +
+                             " values but its dims need " + std::to_string(numel));
+  at::Tensor t = at::empty(dims, at::TensorOptions().dtype(st));
+  switch (st) {
+    case at::kHalf:
+    case at::kBFloat16: {
+      auto* out = reinterpret_cast<uint16_t*>(t.data_ptr());
+      for (int64_t i = 0; i < numel; ++i) out[i] = static_cast<uint16_t>(f.Get(i));
+      break;
+    }
+    default:
+      AT_DISPATCH_ALL_TYPES_AND(at::kBool, st, "from_repeated", [&] {
+        auto* out = t.data_ptr<scalar_t>();
+        for (int64_t i = 0; i < numel; ++i) out[i] = static_cast<scalar_t>(f.Get(i));
+      });
+  }
+  return t;
+}
+
+struct MappedFile {
+  void* addr = nullptr;
+  size_t size = 0;
+  ~MappedFile() {
+    if (addr && addr != MAP_FAILED) munmap(addr, size);
+  }
+};
+
+at::Tensor read_external(const onnx::TensorProto& p, const std::string& base_dir,
+                         at::ScalarType st, const std::vector<int64_t>& dims, int64_t numel) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto& kv : p.external_data()) {
+    if (kv.key() == "location") location = kv.value();
+    else if (kv.key() == "offset") offset = std::stoll(kv.value());
+    else if (kv.key() == "length") length = std::stoll(kv.value());
+  }
+  const std::string label = tensor_label(p);
+  if (location.empty()) throw std::runtime_error(label + ": external data has no location");
+  fs::path rel(location);
+  if (rel.is_absolute() || location.find("..") != std::string::npos)
+    throw std::runtime_error(label + ": external data location '" + location +
+                             "' must be a relative path inside the model's folder");
+  fs::path full = fs::path(base_dir.empty() ? "." : base_dir) / rel;
+  int fd = ::open(full.c_str(), O_RDONLY);
+  if (fd < 0)
+    throw std::runtime_error(label + ": cannot open external data file " + full.string() +
+                             ": " + std::strerror(errno));
+  struct stat st_buf {};
+  fstat(fd, &st_buf);
+  const size_t file_size = static_cast<size_t>(st_buf.st_size);
+  const size_t nbytes = static_cast<size_t>(numel) * c10::elementSize(st);
+  if (offset < 0 || (length >= 0 && static_cast<size_t>(length) != nbytes) ||
+      static_cast<size_t>(offset) + nbytes > file_size) {
+    ::close(fd);
+    throw std::runtime_error(label + ": external data (offset " + std::to_string(offset) +
+                             ", " + std::to_string(nbytes) + " bytes) lies outside " +
+                             full.string() + " (" + std::to_string(file_size) + " bytes)");
+  }
+  if (nbytes == 0) {
+    ::close(fd);
+    return at::empty(dims, at::TensorOptions().dtype(st));
+  }
+  auto map = std::make_shared<MappedFile>();
+  map->size = file_size;
+  map->addr = mmap(nullptr, file_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (map->addr == MAP_FAILED) throw std::runtime_error(label + ": mmap failed");
+  char* data = static_cast<char*>(map->addr) + offset;
+  // The mapping is read-only; the tensor keeps it alive and never writes to it.
+  return at::from_blob(
+      data, dims, [map](void*) {}, at::TensorOptions().dtype(st));
+}
+
+}  // namespace
+
+onnx::TensorProto tensor_to_proto(const at::Tensor& t_in, const std::string& name) {
+  onnx::TensorProto p;
+  if (!name.empty()) p.set_name(name);
+  at::Tensor t = t_in.contiguous();
+  p.set_data_type(static_cast<int>(ir::dtype_from_scalar_type(t.scalar_type())));
+  for (int64_t d : t.sizes()) p.add_dims(d);
+  p.set_raw_data(t.data_ptr(), t.numel() * t.element_size());
+  return p;
+}
+
+at::Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir) {
+  const std::string label = tensor_label(p);
+  std::vector<int64_t> dims(p.dims().begin(), p.dims().end());
+  const int64_t numel = checked_numel(dims, label);
+  if (p.data_type() == onnx::TensorProto::STRING)
+    throw std::runtime_error(label + " holds strings, which tonnx tensors cannot hold");
+  auto dtype = static_cast<ir::DType>(p.data_type());
+  at::ScalarType st;
+  try {
+    st = ir::scalar_type_from_dtype(dtype);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(label + ": " + e.what());
+  }
+  if (p.data_location() == onnx::TensorProto::EXTERNAL)
+    return read_external(p, base_dir, st, dims, numel);
+  if (p.has_raw_data()) {
+    const std::string& raw = p.raw_data();
+    const size_t want = static_cast<size_t>(numel) * element_size(dtype);
+    if (raw.size() != want)
+      throw std::runtime_error(label + " has " + std::to_string(raw.size()) +
+                               " bytes of raw_data but its type and dims need " +
+                               std::to_string(want));
+    at::Tensor t = at::empty(dims, at::TensorOptions().dtype(st));
+    if (want) std::memcpy(t.data_ptr(), raw.data(), want);
+    return t;
+  }
+  switch (dtype) {
+    case ir::DType::Float: return from_repeated(p.float_data(), numel, st, dims, label);
+    case ir::DType::Double: return from_repeated(p.double_data(), numel, st, dims, label);
+    case ir::DType::Int64: return from_repeated(p.int64_data(), numel, st, dims, label);
+    case ir::DType::UInt32:
+    case ir::DType::UInt64:
+      throw std::runtime_error(label + ": unsigned 32/64-bit tensors are not supported by ATen");
+    case ir::DType::Complex64:
+    case ir::DType::Complex128:
+      throw std::runtime_error(label + ": complex tensors in typed fields are not supported");
+    default: return from_repeated(p.int32_data(), numel, st, dims, label);
+  }
+}
+
+namespace {
+
+void type_to_proto(const ir::TensorType& t, onnx::TypeProto* tp) {
+  auto* tt = tp->mutable_tensor_type();
+  tt->set_elem_type(static_cast<int>(t.dtype));
+  if (!t.shape) return;
+  auto* shape = tt->mutable_shape();
+  for (const ir::Dim& d : *t.shape) {
+    auto* dim = shape->add_dim();
+    if (d.value)
+      dim->set_dim_value(*d.value);
+    else if (!d.symbol.empty())
+      dim->set_dim_param(d.symbol);
+  }
+}
+
+std::optional<ir::TensorType> type_from_proto(const onnx::TypeProto& tp) {
+  if (!tp.has_tensor_type()) return std::nullopt;
+  ir::TensorType t;
+  t.dtype = static_cast<ir::DType>(tp.tensor_type().elem_type());
+  if (tp.tensor_type().has_shape()) {
+    std::vector<ir::Dim> dims;
+    for (const auto& d : tp.tensor_type().shape().dim()) {
+      if (d.has_dim_value())
+        dims.push_back(ir::Dim::known(d.dim_value()));
+      else
+        dims.push_back(ir::Dim::named(d.dim_param()));
+    }
+    t.shape = std::move(dims);
+  }
+  return t;
+}
+
+void value_info(const ir::Value* v, onnx::ValueInfoProto* vi) {
+  vi->set_name(v->name());
+  if (v->type()) type_to_proto(*v->type(), vi->mutable_type());
+}
+
+void graph_to_proto(const ir::Graph& g, onnx::GraphProto* gp);
+
+void attr_to_proto(const ir::Attr& a, onnx::AttributeProto* ap) {
+  using K = ir::AttrValue::Kind;
+  ap->set_name(a.name);
+  const ir::AttrValue& v = a.value;
+  switch (v.kind()) {
+    case K::Int:
+      ap->set_type(onnx::AttributeProto::INT);
+      ap->set_i(v.i());
+      break;
+    case K::Float:
+      ap->set_type(onnx::AttributeProto::FLOAT);
+      ap->set_f(v.f());
+      break;
+    case K::String:
+      ap->set_type(onnx::AttributeProto::STRING);
+      ap->set_s(v.s());
+      break;
+    case K::Tensor:
+      ap->set_type(onnx::AttributeProto::TENSOR);
+      *ap->mutable_t() = tensor_to_proto(v.t());
+      break;
+    case K::Graph:
+      ap->set_type(onnx::AttributeProto::GRAPH);
+      graph_to_proto(*v.g(), ap->mutable_g());
+      break;
+    case K::Ints:
+      ap->set_type(onnx::AttributeProto::INTS);
+      for (int64_t x : v.ints()) ap->add_ints(x);
+      break;
+    case K::Floats:
+      ap->set_type(onnx::AttributeProto::FLOATS);
+      for (float x : v.floats()) ap->add_floats(x);
+      break;
+    case K::Strings:
+      ap->set_type(onnx::AttributeProto::STRINGS);
+      for (const auto& x : v.strings()) ap->add_strings(x);
+      break;
+  }
+}
+
+void graph_to_proto(const ir::Graph& g, onnx::GraphProto* gp) {
+  gp->set_name(g.name);
+  if (!g.doc.empty()) gp->set_doc_string(g.doc);
+  for (const ir::Value* v : g.inputs()) value_info(v, gp->add_input());
+  for (const auto& [v, t] : g.initializers()) *gp->add_initializer() = tensor_to_proto(t, v->name());
+  for (const auto& n : g.nodes()) {
+    auto* np = gp->add_node();
+    np->set_op_type(n->op_type());
+    if (!n->domain().empty()) np->set_domain(n->domain());
+    if (!n->name().empty()) np->set_name(n->name());
+    std::string doc = n->doc();
+    if (!n->scope().empty()) doc = "scope: " + n->scope() + (doc.empty() ? "" : "\n" + doc);
+    if (!doc.empty()) np->set_doc_string(doc);
+    for (const ir::Value* in : n->inputs()) np->add_input(in ? in->name() : "");
+    for (const ir::Value* out : n->outputs()) np->add_output(out->name());
+    for (const ir::Attr& a : n->attrs()) attr_to_proto(a, np->add_attribute());
+  }
+  for (const ir::Value* v : g.outputs()) value_info(v, gp->add_output());
+}
+
+ir::AttrValue attr_from_proto(const onnx::AttributeProto& ap, const std::string& base_dir,
+                              std::shared_ptr<ir::Graph> (*read_graph)(const onnx::GraphProto&,
+                                                                       const std::string&)) {
+  switch (ap.type()) {
+    case onnx::AttributeProto::INT: return ir::AttrValue(static_cast<int64_t>(ap.i()));
+    case onnx::AttributeProto::FLOAT: return ir::AttrValue(ap.f());
+    case onnx::AttributeProto::STRING: return ir::AttrValue(ap.s());
+    case onnx::AttributeProto::TENSOR: return ir::AttrValue(tensor_from_proto(ap.t(), base_dir));
+    case onnx::AttributeProto::GRAPH: return ir::AttrValue(read_graph(ap.g(), base_dir));
+    case onnx::AttributeProto::INTS: return ir::AttrValue(ir::Ints(ap.ints().begin(), ap.ints().end()));
+    case onnx::AttributeProto::FLOATS:
+      return ir::AttrValue(ir::Floats(ap.floats().begin(), ap.floats().end()));
+    case onnx::AttributeProto::STRINGS:
+      return ir::AttrValue(ir::Strings(ap.strings().begin(), ap.strings().end()));
+    default: break;
+  }
+  throw std::runtime_error("attribute '" + ap.name() + "' has type " +
+                           std::to_string(static_cast<int>(ap.type())) +
+                           ", which tonnx does not read");
+}
+
+std::shared_ptr<ir::Graph> graph_from_proto(const onnx::GraphProto& gp, const std::string& base_dir) {
+  auto g = std::make_shared<ir::Graph>();
+  g->name = gp.name();
+  g->doc = gp.doc_string();
+  std::unordered_map<std::string, ir::Value*> by_name;
+  for (const auto& init : gp.initializer()) {
+    if (init.name().empty()) throw std::runtime_error("an initializer has no name");
+    by_name[init.name()] = g->add_initializer(init.name(), tensor_from_proto(init, base_dir));
+  }
+  for (const auto& in : gp.input()) {
+    auto it = by_name.find(in.name());
+    if (it != by_name.end()) continue;  // legacy: initializers listed as inputs
+    by_name[in.name()] = g->add_input(in.name(), type_from_proto(in.type()));
+  }
+  std::unordered_map<std::string, std::optional<ir::TensorType>> infos;
+  for (const auto& vi : gp.value_info()) infos[vi.name()] = type_from_proto(vi.type());
+  for (const auto& np : gp.node()) {
+    std::vector<ir::Value*> inputs;
+    for (const std::string& name : np.input()) {
+      if (name.empty()) {
+        inputs.push_back(nullptr);
+        continue;
+      }
+      auto it = by_name.find(name);
+      if (it == by_name.end()) {
+        // Outer-scope values of subgraphs are resolved when the graph runs.
+        ir::Value* outer = g->add_value(name);
+        by_name[name] = outer;
+        inputs.push_back(outer);
+      } else {
+        inputs.push_back(it->second);
+      }
+    }
+    std::vector<ir::Attr> attrs;
+    for (const auto& ap : np.attribute())
+      attrs.push_back({ap.name(), attr_from_proto(ap, base_dir, &graph_from_proto)});
+    std::string domain = np.domain() == "ai.onnx" ? "" : np.domain();
+    ir::Node* n = g->add_node(np.op_type(), inputs, std::move(attrs), np.output_size(), domain);
+    n->set_name(np.name());
+    n->set_doc(np.doc_string());
+    for (int i = 0; i < np.output_size(); ++i) {
+      ir::Value* out = n->output(i);
+      out->set_name(np.output(i));
+      if (np.output(i).empty()) continue;
+      auto info = infos.find(np.output(i));
+      if (info != infos.end()) out->set_type(info->second);
+      by_name[np.output(i)] = out;
+    }
+  }
+  for (const auto& out : gp.output()) {
+    auto it = by_name.find(out.name());
+    if (it == by_name.end())
+      throw std::runtime_error("graph output '" + out.name() + "' is produced by no node, input or initializer");
+    if (!it->second->type()) it->second->set_type(type_from_proto(out.type()));
+    g->add_output(it->second);
+  }
+  return g;
+}
+
+}  // namespace
+
+onnx::ModelProto model_to_proto(const ir::Model& m) {
+  onnx::ModelProto p;
+  p.set_ir_version(m.ir_version);
+  p.set_producer_name(m.producer_name);
+  p.set_producer_version(m.producer_version);
+  if (!m.doc.empty()) p.set_doc_string(m.doc);
+  for (const auto& o : m.opsets) {
+    auto* op = p.add_opset_import();
+    op->set_domain(o.domain);
+    op->set_version(o.version);
+  }
+  for (const auto& [k, v] : m.metadata) {
+    auto* e = p.add_metadata_props();
+    e->set_key(k);
+    e->set_value(v);
+  }
+  graph_to_proto(*m.graph, p.mutable_graph());
+  return p;
+}
+
+ir::Model model_from_proto(const onnx::ModelProto& p, const std::string& base_dir) {
+  ir::Model m;
+  m.ir_version = p.ir_version();
+  m.producer_name = p.producer_name();
+  m.producer_version = p.producer_version();
+  m.doc = p.doc_string();
+  for (const auto& o : p.opset_import())
+    m.opsets.push_back({o.domain() == "ai.onnx" ? "" : o.domain(), o.version()});
+  for (const auto& e : p.metadata_props()) m.metadata[e.key()] = e.value();
+  m.graph = graph_from_proto(p.graph(), base_dir);
+  return m;
+}
+
+namespace {
+std::string read_bytes(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(std::string("cannot open ") + what + " '" + path + "': " + std::strerror(errno));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+}  // namespace
+
+onnx::ModelProto read_model_proto(const std::string& path) {
+  std::string bytes = read_bytes(path, "model file");
+  onnx::ModelProto m;
+  if (!m.ParseFromString(bytes))
+    throw std::runtime_error("'" + path + "' is not a valid ONNX model: its protobuf does not parse (" +
+                             std::to_string(bytes.size()) + " bytes; truncated or not an .onnx file?)");
+  return m;
+}
+
+onnx::TensorProto read_tensor_proto(const std::string& path) {
+  std::string bytes = read_bytes(path, "tensor file");
+  onnx::TensorProto t;
+  if (!t.ParseFromString(bytes))
+    throw std::runtime_error("'" + path + "' is not a serialized onnx TensorProto");
+  return t;
+}
+
+ir::Model load_model(const std::string& path) {
+  onnx::ModelProto p = read_model_proto(path);
+  std::string dir = fs::path(path).parent_path().string();
+  return model_from_proto(p, dir);
+}
+
+void write_file_atomic(const std::string& path, const std::string& bytes) {
+  fs::path target(path);
+  fs::path dir = target.parent_path();
+  if (dir.empty()) dir = ".";
+  if (!fs::is_directory(dir))
+    throw std::runtime_error("cannot write '" + path + "': folder '" + dir.string() + "' does not exist");
+  if (fs::is_directory(target))
+    throw std::runtime_error("cannot write '" + path + "': it is a folder");
+  std::random_device rd;
+  fs::path tmp = dir / ("." + target.filename().string() + ".tmp" + std::to_string(rd()));
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out)
+      throw std::runtime_error("cannot write '" + path + "': " + std::strerror(errno));
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.flush();
+    if (!out) {
+      out.close();
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      throw std::runtime_error("writing '" + path + "' failed (disk full?)");
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw std::runtime_error("cannot replace '" + path + "': " + ec.message());
+  }
+}
+
+void save_model_proto(const onnx::ModelProto& m, const std::string& path) {
+  std::string bytes;
+  if (m.ByteSizeLong() > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
+    throw std::runtime_error("cannot write '" + path + "': the model is over 2 GB, protobuf's limit");
+  if (!m.SerializeToString(&bytes)) throw std::runtime_error("serializing the model for '" + path + "' failed");
+  write_file_atomic(path, bytes);
+}
+
+void save_tensor_proto(const onnx::TensorProto& t, const std::string& path) {
+  std::string bytes;
+  t.SerializeToString(&bytes);
+  write_file_atomic(path, bytes);
+}
+
+void write_test_data(const std::string& dir, const TestDataSet& set, int index) {
+  fs::path d = fs::path(dir) / ("test_data_set_" + std::to_string(index));
+  std::error_code ec;
+  fs::create_directories(d, ec);
+  if (ec) throw std::runtime_error("cannot create test data folder '" + d.string() + "': " + ec.message());
+  auto name_of = [](const std::vector<std::string>& names, size_t i) {
+    return i < names.size() ? names[i] : std::string();
+  };
+  for (size_t i = 0; i < set.inputs.size(); ++i)
+    save_tensor_proto(tensor_to_proto(set.inputs[i], name_of(set.input_names, i)),
+                      (d / ("input_" + std::to_string(i) + ".pb")).string());
+  for (size_t i = 0; i < set.outputs.size(); ++i)
+    save_tensor_proto(tensor_to_proto(set.outputs[i], name_of(set.output_names, i)),
+                      (d / ("output_" + std::to_string(i) + ".pb")).string());
+}
+
+std::vector<TestDataSet> read_test_data(const std::string& dir) {
+  std::vector<TestDataSet> sets;
+  for (int i = 0;; ++i) {
+    fs::path d = fs::path(dir) / ("test_data_set_" + std::to_string(i));
+    if (!fs::is_directory(d)) break;
+    TestDataSet s;
+    for (int k = 0;; ++k) {
+      fs::path f = d / ("input_" + std::to_string(k) + ".pb");
+      if (!fs::exists(f)) break;
+      onnx::TensorProto p = read_tensor_proto(f.string());
+      s.inputs.push_back(tensor_from_proto(p, dir));
+      s.input_names.push_back(p.name());
+    }
+    for (int k = 0;; ++k) {
+      fs::path f = d / ("output_" + std::to_string(k) + ".pb");
+      if (!fs::exists(f)) break;
+      onnx::TensorProto p = read_tensor_proto(f.string());
+      s.outputs.push_back(tensor_from_proto(p, dir));
+      s.output_names.push_back(p.name());
+    }
+    sets.push_back(std::move(s));
+  }
+  if (sets.empty()) throw std::runtime_error("no test_data_set_0 folder under '" + dir + "'");
+  return sets;
+}
+
+}  // namespace tonnx

@@ -1,0 +1,63 @@
+#include "symbolic/helpers.h"
+
+namespace tonnx::sym {
+
+Value* input_as(SymbolicContext& g, size_t i, at::ScalarType dtype) {
+  if (g.is_constant(i)) {
+    if (auto t = g.constant_tensor(i)) return g.constant(t->to(dtype));
+    // Scalars (int, float, bool) take the tensor's type; ints stay exact.
+    auto t = g.type(i);
+    if (t && t->dtype == ir::DType::Int64) return g.constant(at::scalar_tensor(g.i(i), at::kLong).to(dtype));
+    return g.constant_scalar(g.f(i), dtype);
+  }
+  return g.cast(g.input(i), dtype);
+}
+
+int64_t norm_dim(SymbolicContext& g, int64_t dim, int64_t rank) {
+  int64_t d = dim < 0 ? dim + rank : dim;
+  if (d < 0 || d >= std::max<int64_t>(rank, 1))
+    g.fail("dim " + std::to_string(dim) + " is out of range for a tensor of rank " +
+           std::to_string(rank) + " (expected " + std::to_string(-std::max<int64_t>(rank, 1)) +
+           " to " + std::to_string(std::max<int64_t>(rank, 1) - 1) + ")");
+  return d;
+}
+
+// Opset 13 moved axes from an attribute to an input.
+Value* unsqueeze(SymbolicContext& g, Value* x, const std::vector<int64_t>& axes) {
+  if (g.opset() >= 13) return g.op("Unsqueeze", {x, g.constant_ints(axes)});
+  return g.op("Unsqueeze", {x}, {{"axes", axes}});
+}
+
+Value* squeeze(SymbolicContext& g, Value* x, const std::vector<int64_t>& axes) {
+  if (g.opset() >= 13) return g.op("Squeeze", {x, g.constant_ints(axes)});
+  return g.op("Squeeze", {x}, {{"axes", axes}});
+}
+
+// ReduceSum takes axes as an input from opset 13; the other reductions from 18.
+Value* reduce(SymbolicContext& g, const std::string& op, Value* x,
+              const std::optional<std::vector<int64_t>>& axes, bool keepdims) {
+  std::vector<ir::Attr> attrs{{"keepdims", int64_t{keepdims}}};
+  if (op == "ReduceSum" && g.opset() >= 13) {
+    if (!axes) return g.op(op, {x}, attrs);
+    return g.op(op, {x, g.constant_ints(*axes)}, attrs);
+  }
+  if (axes) attrs.push_back({"axes", *axes});
+  return g.op(op, {x}, attrs);
+}
+
+Value* shape_of(SymbolicContext& g, size_t i) {
+  if (!g.dynamic_shapes())
+    if (auto t = g.type(i); t && t->shape) {
+      std::vector<int64_t> dims;
+      for (const auto& d : *t->shape)
+        if (d.value) dims.push_back(*d.value);
+      if (dims.size() == t->shape->size()) return g.constant_ints(dims);
+    }
+  return g.op("Shape", {g.input(i)});
+}
+
+Value* binary(SymbolicContext& g, const std::string& op, at::ScalarType dtype) {
+  return g.op(op, {input_as(g, 0, dtype), input_as(g, 1, dtype)});
+}
+
+}  // namespace tonnx::sym

@@ -1,0 +1,32 @@
+// Helpers shared by the symbolic functions (internal).
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include "tonnx/symbolic.h"
+
+namespace tonnx::sym {
+
+using ir::Value;
+
+// Input i as a tensor of `dtype`: a constant scalar is emitted with that type directly,
+// anything else is cast when its traced type differs.
+Value* input_as(SymbolicContext& g, size_t i, at::ScalarType dtype);
+
+// Normalizes a negative dim against rank, failing with the op's context when out of range.
+int64_t norm_dim(SymbolicContext& g, int64_t dim, int64_t rank);
+
+// Unsqueeze / Squeeze / ReduceX with axes as attribute (< 13) or input (>= 13; 18 for most
+// reductions, so only ReduceSum takes an input in the opsets tonnx emits).
+Value* unsqueeze(SymbolicContext& g, Value* x, const std::vector<int64_t>& axes);
+Value* squeeze(SymbolicContext& g, Value* x, const std::vector<int64_t>& axes);
+Value* reduce(SymbolicContext& g, const std::string& op, Value* x,
+              const std::optional<std::vector<int64_t>>& axes, bool keepdims);
+
+// Shape of x as a 1-D int64 tensor: a constant when static and shapes are not dynamic.
+Value* shape_of(SymbolicContext& g, size_t input_index);
+
+// A binary elementwise op with both inputs converted to `dtype`.
+Value* binary(SymbolicContext& g, const std::string& op, at::ScalarType dtype);
+
+}  // namespace tonnx::sym
