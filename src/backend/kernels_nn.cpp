@@ -257,3 +257,54 @@ TONNX_KERNEL("Flatten", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
 
 }  // namespace
 }  // namespace tonnx::backend
+
+namespace tonnx::backend {
+namespace {
+
+// ConvTranspose: computed without padding, then cropped by pads (or to output_shape).
+TONNX_KERNEL("ConvTranspose", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  ConvLike c = parse_conv_like(n);
+  int64_t group = n.attr_i("group", 1);
+  std::vector<int64_t> output_padding = n.attr_ints("output_padding");
+  std::vector<int64_t> output_shape = n.attr_ints("output_shape");
+  return [c, group, output_padding, output_shape, &n](const Tensors& in) -> Tensors {
+    at::Tensor x = in.at(0), w = in.at(1);
+    at::Tensor b = in.size() > 2 ? in[2] : at::Tensor();
+    size_t d = x.dim() - 2;
+    if (x.size(1) != w.size(0))
+      kernel_fail(n, "input channels " + std::to_string(x.size(1)) + " != weight's first dim " + std::to_string(w.size(0)));
+    std::vector<int64_t> k(w.sizes().begin() + 2, w.sizes().end());
+    auto st = c.stride_vec(d), dil = c.dilation_vec(d);
+    std::vector<int64_t> op = output_padding.empty() ? std::vector<int64_t>(d, 0) : output_padding;
+    at::Tensor full = at::convolution(x, w, b, st, std::vector<int64_t>(d, 0), dil, true, op, group);
+    std::vector<int64_t> pads = c.pads.empty() ? std::vector<int64_t>(2 * d, 0) : c.pads;
+    if (!output_shape.empty() || c.auto_pad == "SAME_UPPER" || c.auto_pad == "SAME_LOWER") {
+      for (size_t i = 0; i < d; ++i) {
+        int64_t in_i = x.size(2 + i);
+        int64_t target = !output_shape.empty() ? output_shape[output_shape.size() - d + i] : in_i * st[i];
+        int64_t total = full.size(2 + i) - target;
+        if (total < 0) {
+          full = at::constant_pad_nd(full, [&] {
+            std::vector<int64_t> p(2 * (full.dim() - 2 - i) , 0);
+            p[p.size() - 1] = -total;
+            return p;
+          }());
+          total = 0;
+        }
+        bool upper = c.auto_pad != "SAME_LOWER";
+        pads[i] = upper ? total / 2 : total - total / 2;
+        pads[i + d] = total - pads[i];
+      }
+    }
+    for (size_t i = 0; i < d; ++i) {
+      int64_t len = full.size(2 + i) - pads[i] - pads[i + d];
+      if (len < 0) kernel_fail(n, "pads are larger than the output");
+      full = full.narrow(static_cast<int64_t>(2 + i), pads[i], len);
+    }
+    return {full.contiguous()};
+  };
+});
+
+}  // namespace
+}  // namespace tonnx::backend

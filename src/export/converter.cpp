@@ -128,7 +128,8 @@ void Converter::check_feasible() {
     os << missing.size() << " ops have no symbolic function:";
     for (const auto& m : missing) os << "\n  - " << m;
   }
-  os << "\nRegister one with tonnx::register_symbolic or export with "
+  os << (missing.size() == 1 ? "; " : "\n")
+     << "register one with tonnx::register_symbolic or export with "
         "operator_export_type=ONNX_ATEN_FALLBACK";
   throw ExportError(os.str());
 }

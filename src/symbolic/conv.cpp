@@ -117,3 +117,17 @@ TONNX_SYMBOLIC("aten::conv_transpose3d", 9, conv_transpose_nd);
 
 }  // namespace
 }  // namespace tonnx::sym
+
+namespace tonnx::sym {
+namespace {
+// _convolution_mode(input, weight, bias, stride, padding: str, dilation, groups)
+TONNX_SYMBOLIC("aten::_convolution_mode", 9, [](SymbolicContext& g) -> Outputs {
+  ConvArgs a = common(g);
+  a.stride = g.ints(3);
+  a.pad_mode = g.s(4);
+  a.dilation = g.ints(5);
+  a.groups = g.i(6);
+  return emit_conv(g, a);
+});
+}  // namespace
+}  // namespace tonnx::sym

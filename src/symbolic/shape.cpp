@@ -72,3 +72,66 @@ TONNX_SYMBOLIC("aten::size", 9, [](SymbolicContext& g) -> Outputs {
 
 }  // namespace
 }  // namespace tonnx::sym
+
+namespace tonnx::sym {
+namespace {
+
+// select(self, dim, index): Gather with a scalar index drops the dim.
+TONNX_SYMBOLIC("aten::select", 9, [](SymbolicContext& g, Value* x, int64_t dim, Value* index) {
+  int64_t d = norm_dim(g, dim, g.rank(0));
+  return g.op("Gather", {x, g.cast(index, at::kLong)}, {{"axis", d}});
+});
+
+TONNX_SYMBOLIC("aten::unsqueeze", 9, [](SymbolicContext& g, Value* x, int64_t dim) {
+  // dim may equal rank (append a trailing axis).
+  int64_t rank = g.rank(0);
+  return unsqueeze(g, x, {dim < 0 ? dim + rank + 1 : dim});
+});
+
+// squeeze(self[, dim]): only dims of size 1 are removed; a dim of another size is a no-op.
+TONNX_SYMBOLIC("aten::squeeze", 9, [](SymbolicContext& g) -> Outputs {
+  Value* x = g.input(0);
+  std::vector<int64_t> sizes = g.sizes(0);
+  int64_t rank = static_cast<int64_t>(sizes.size());
+  std::vector<int64_t> axes;
+  if (g.num_inputs() == 1) {
+    for (int64_t i = 0; i < rank; ++i)
+      if (sizes[i] == 1) axes.push_back(i);
+  } else {
+    for (int64_t d : g.ints(1)) {
+      d = norm_dim(g, d, rank);
+      if (sizes[d] == 1) axes.push_back(d);
+    }
+  }
+  if (axes.empty()) return g.op("Identity", {x});
+  return squeeze(g, x, axes);
+});
+
+// Creation ops shaped like an input: a constant expanded to the input's shape.
+Value* filled_like(SymbolicContext& g, Value* value, at::ScalarType dt) {
+  return g.op("Expand", {g.cast(value, dt), shape_of(g, 0)});
+}
+TONNX_SYMBOLIC("aten::empty_like", 9, [](SymbolicContext& g) {
+  at::ScalarType dt = g.output_scalar_type();
+  return filled_like(g, g.constant_scalar(0, dt), dt);
+});
+TONNX_SYMBOLIC("aten::zeros_like", 9, [](SymbolicContext& g) {
+  at::ScalarType dt = g.output_scalar_type();
+  return filled_like(g, g.constant_scalar(0, dt), dt);
+});
+TONNX_SYMBOLIC("aten::ones_like", 9, [](SymbolicContext& g) {
+  at::ScalarType dt = g.output_scalar_type();
+  return filled_like(g, g.constant_scalar(1, dt), dt);
+});
+TONNX_SYMBOLIC("aten::full_like", 9, [](SymbolicContext& g) {
+  at::ScalarType dt = g.output_scalar_type();
+  return filled_like(g, input_as(g, 1, dt), dt);
+});
+// fill_(self, value): the trace rewires later uses of self to this output.
+TONNX_SYMBOLIC("aten::fill_", 9, [](SymbolicContext& g) {
+  at::ScalarType dt = g.scalar_type(0);
+  return filled_like(g, input_as(g, 1, dt), dt);
+});
+
+}  // namespace
+}  // namespace tonnx::sym

@@ -1,0 +1,100 @@
+#include "test_util.h"
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+
+#include "tonnx/backend.h"
+#include "test_config.h"
+#include "tonnx/proto.h"
+
+namespace tonnx::test {
+namespace fs = std::filesystem;
+
+std::string source_dir() {
+  const char* s = std::getenv("TONNX_SOURCE_DIR");
+  return s ? s : TONNX_TEST_SOURCE_DIR;
+}
+
+std::string temp_dir(const std::string& name) {
+  fs::path p = fs::path(TONNX_TEST_BINARY_DIR) / "test_tmp" / name;
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p.string();
+}
+
+RunResult run_command(const std::string& cmd) {
+  RunResult r;
+  std::array<char, 4096> buf{};
+  FILE* pipe = popen((cmd + " 2>&1").c_str(), "r");
+  if (!pipe) {
+    r.exit_code = -1;
+    return r;
+  }
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
+  int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+RunResult run_ort(const std::string& model, const std::string& data_dir, double rtol, double atol) {
+  return run_command("node " + source_dir() + "/tools/ort_run.js " + model + " --test-data " + data_dir +
+                     " --rtol " + std::to_string(rtol) + " --atol " + std::to_string(atol));
+}
+
+namespace {
+void expect_close(const at::Tensor& got, const at::Tensor& want, Tolerance tol, const std::string& what) {
+  ASSERT_EQ(got.scalar_type(), want.scalar_type()) << what;
+  ASSERT_EQ(got.sizes(), want.sizes()) << what;
+  if (want.numel() == 0) return;
+  if (at::isFloatingType(want.scalar_type())) {
+    at::Tensor g = got.to(at::kDouble), w = want.to(at::kDouble);
+    at::Tensor ok = ((g - w).abs() <= tol.atol + tol.rtol * w.abs()) | (g == w) | (at::isnan(g) & at::isnan(w));
+    EXPECT_TRUE(ok.all().item<bool>()) << what << ": max abs diff " << (g - w).abs().nan_to_num(0).max().item<double>()
+                                       << "\n got " << got << "\n want " << want;
+  } else {
+    EXPECT_TRUE(at::equal(got, want)) << what << "\n got " << got << "\n want " << want;
+  }
+}
+}  // namespace
+
+std::string expect_export_matches(const Traceable& model, const std::vector<torch::Tensor>& inputs,
+                                  const ExportOptions& opt, const std::string& name, Tolerance tol) {
+  std::string dir = temp_dir(name);
+  std::string path = dir + "/model.onnx";
+  ExportSummary s;
+  try {
+    s = export_traceable(model, inputs, path, opt);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << name << ": export failed: " << e.what();
+    return path;
+  }
+  TestDataSet set;
+  set.inputs = inputs;
+  set.outputs = s.eager_outputs;
+  write_test_data(dir + "/data", set);
+  // tonnx's backend
+  try {
+    auto rep = backend::prepare(path, "CPU");
+    auto outs = rep.run(inputs);
+    EXPECT_EQ(outs.size(), s.eager_outputs.size()) << name;
+    for (size_t i = 0; i < std::min(outs.size(), s.eager_outputs.size()); ++i)
+      expect_close(outs[i], s.eager_outputs[i], tol, name + " backend output " + std::to_string(i));
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << name << ": tonnx backend failed: " << e.what();
+  }
+  // ONNX Runtime
+  RunResult r = run_ort(path, dir + "/data", tol.rtol, tol.atol);
+  EXPECT_EQ(r.exit_code, 0) << name << ": ONNX Runtime disagrees with LibTorch:\n" << r.output;
+  return path;
+}
+
+std::vector<std::string> op_types(const std::string& path) {
+  onnx::ModelProto m = read_model_proto(path);
+  std::vector<std::string> out;
+  for (const auto& n : m.graph().node()) out.push_back(n.op_type());
+  return out;
+}
+
+}  // namespace tonnx::test

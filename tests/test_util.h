@@ -1,0 +1,53 @@
+// Test harness: export a model, then check tonnx's backend and ONNX Runtime (the
+// independent oracle) against LibTorch eager outputs.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <string>
+#include <vector>
+
+#include "tonnx/export.h"
+
+namespace tonnx::test {
+
+std::string source_dir();
+// A fresh, empty folder for this test (under the build tree).
+std::string temp_dir(const std::string& name);
+
+struct RunResult {
+  int exit_code = 0;
+  std::string output;
+};
+RunResult run_command(const std::string& cmd);
+
+// Runs ONNX Runtime on model + test data; returns its exit code and output.
+RunResult run_ort(const std::string& model, const std::string& data_dir, double rtol = 1e-3, double atol = 1e-5);
+
+struct Tolerance {
+  double rtol = 1e-3, atol = 1e-5;
+};
+
+// Exports `model` on `inputs` at opt.opset_version, checks the file, then asserts that tonnx's
+// backend and ONNX Runtime both reproduce the LibTorch outputs. Returns the .onnx path.
+std::string expect_export_matches(const Traceable& model, const std::vector<torch::Tensor>& inputs,
+                                  const ExportOptions& opt, const std::string& name,
+                                  Tolerance tol = {});
+
+// Convenience: a callable over tensors.
+template <typename F>
+std::string expect_fn_matches(F f, const std::vector<torch::Tensor>& inputs, int opset,
+                              const std::string& name, Tolerance tol = {}) {
+  ExportOptions opt;
+  opt.opset_version = opset;
+  return expect_export_matches(make_traceable_fn(f), inputs, opt, name + "_opset" + std::to_string(opset), tol);
+}
+
+// The ONNX op types in a model file, in order.
+std::vector<std::string> op_types(const std::string& path);
+
+// Opsets where symbolics differ; tests are parameterized over these.
+inline std::vector<int> key_opsets() { return {9, 11, 13, 17}; }
+
+}  // namespace tonnx::test
