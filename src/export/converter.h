@@ -17,6 +17,7 @@ namespace tonnx::detail {
 struct TracedParam {
   std::string name;  // state_dict name (features.0.weight)
   at::Tensor tensor;
+  const torch::nn::Module* owner = nullptr;  // the module that registered it
 };
 
 struct ConvertConfig {

@@ -103,6 +103,33 @@ void build_scopes(const torch::nn::Module& root, ActiveTrace& active) {
   visit(root, root_scope);
 }
 
+// Modules called directly from a user forward (self.conv1(x)) have no hook to open their
+// scope. A node that reads a parameter of a module below its current scope is attributed
+// to that module: Conv reading conv1.weight gets ResNet/Conv2d[conv1].
+void refine_scopes(jit::Graph& graph, size_t n_user, const std::vector<TracedParam>& params,
+                   const ActiveTrace& active) {
+  std::unordered_map<const jit::Value*, jit::ScopePtr> owner_scope;
+  for (size_t i = 0; i < params.size(); ++i) {
+    auto it = active.scopes.find(params[i].owner);
+    if (it != active.scopes.end()) owner_scope[graph.inputs()[n_user + i]] = it->second;
+  }
+  auto is_below = [](jit::ScopePtr s, const jit::ScopePtr& ancestor) {
+    for (; s && !s->isRoot(); s = s->parent())
+      if (s == ancestor) return true;
+    return false;
+  };
+  for (jit::Node* n : graph.nodes()) {
+    for (const jit::Value* in : n->inputs()) {
+      auto it = owner_scope.find(in);
+      if (it == owner_scope.end() || it->second == n->scope()) continue;
+      if (is_below(it->second, n->scope())) {
+        n->setScope(it->second);
+        break;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<TracedParam> state_dict(const torch::nn::Module& root) {
@@ -113,7 +140,7 @@ std::vector<TracedParam> state_dict(const torch::nn::Module& root) {
     auto add = [&](const std::string& name, const at::Tensor& t) {
       if (!t.defined()) return;
       if (!seen.insert(t.unsafeGetTensorImpl()).second) return;
-      out.push_back({prefix + name, t});
+      out.push_back({prefix + name, t, item.value().get()});
     };
     for (const auto& p : item.value()->named_parameters(/*recurse=*/false)) add(p.key(), p.value());
     for (const auto& b : item.value()->named_buffers(/*recurse=*/false)) add(b.key(), b.value());
@@ -188,6 +215,7 @@ TraceResult trace(const Traceable& model, const std::vector<torch::Tensor>& args
     throw ExportError(std::string("tracing the model failed: ") + e.what());
   }
   result.graph = traced.first->graph;
+  if (model.module) refine_scopes(*result.graph, n_user, result.params, active);
   for (auto& v : traced.second) result.eager_outputs.push_back(v.toTensor());
   jit::EliminateDeadCode(result.graph);
   return result;

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The CLI's contract: help, version, models, and bad input that fails cleanly, naming the
+# value and what was expected, without writing anything.
+set -uo pipefail
+build=$1
+t="$build/tonnx"
+dir="$build/test_tmp/cli"
+rm -rf "$dir" && mkdir -p "$dir"
+fails=0 passes=0
+expect() {  # expect NAME EXIT_CODE PATTERN -- command...
+  local name=$1 code=$2 pattern=$3
+  shift 4
+  local out rc
+  out=$("$@" 2>&1)
+  rc=$?
+  if [ "$rc" != "$code" ] || ! grep -qE -- "$pattern" <<<"$out"; then
+    echo "FAIL $name: exit $rc (want $code); output:"; echo "$out" | head -20
+    fails=$((fails + 1))
+  else
+    echo "ok   $name"; passes=$((passes + 1))
+  fi
+}
+expect version 0 '^tonnx [0-9]+\.[0-9]+' -- "$t" --version
+expect help 0 'usage: tonnx COMMAND' -- "$t" help
+expect export_help 0 '--test-data DIR' -- "$t" export --help
+expect help_cmd 0 'usage: tonnx check' -- "$t" help check
+expect no_args 2 'usage' -- "$t"
+expect unknown_command 2 "unknown command 'frobnicate'" -- "$t" frobnicate
+expect models 0 'alexnet +10x3x224x224 +61100840' -- "$t" models
+expect unknown_model 1 "unknown model 'alexnot'; the zoo has: alexnet" -- "$t" export alexnot -o "$dir/a.onnx"
+expect bad_opset 2 '--opset 8 is out of range: use 9 to 17' -- "$t" export alexnet -o "$dir/a.onnx" --opset 8
+expect bad_opset_text 2 "--opset 'x' is not an integer" -- "$t" export alexnet -o "$dir/a.onnx" --opset x
+expect wrong_rank 2 'input 0 of alexnet must have rank 4 \(like 10x3x224x224\), got 3x224x224' -- "$t" export alexnet -o "$dir/a.onnx" --input-shape 3x224x224
+expect missing_output 2 'missing -o OUT.onnx' -- "$t" export alexnet
+expect unknown_option 2 "unknown option '--frob'" -- "$t" export alexnet -o "$dir/a.onnx" --frob
+expect too_many_names 1 'input_names has 19 names, but the model has 1 input\(s\) and 16 parameter tensor\(s\): at most 17 names' -- \
+  "$t" export alexnet -o "$dir/a.onnx" --input-names x,a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q,r
+expect unwritable 1 "cannot write '/nonexistent/a.onnx': folder '/nonexistent' does not exist" -- "$t" export alexnet -o /nonexistent/a.onnx
+expect wrong_channels 1 'tracing the model failed: .*expected input\[1, 4, 224, 224\] to have 3 channels' -- "$t" export alexnet -o "$dir/a.onnx" --input-shape 1x4x224x224
+expect check_missing 1 "cannot open model file '$dir/none.onnx'" -- "$t" check "$dir/none.onnx"
+printf 'not a model' > "$dir/garbage.onnx"
+expect check_garbage 1 "is not a valid ONNX model" -- "$t" check "$dir/garbage.onnx"
+if ls "$dir"/a.onnx "$dir"/.a.onnx* >/dev/null 2>&1; then
+  echo "FAIL: a failed export left a file behind"; fails=$((fails + 1))
+fi
+# a good export, then a failed one to the same path: the good file stays
+"$t" export resnet18 -o "$dir/good.onnx" --input-shape 1x3x32x32 >/dev/null
+sum=$(md5sum < "$dir/good.onnx")
+"$t" export resnet18 -o "$dir/good.onnx" --input-shape 1x5x32x32 >/dev/null 2>&1
+if [ "$sum" = "$(md5sum < "$dir/good.onnx")" ]; then echo "ok   good_file_untouched"; passes=$((passes + 1)); else echo "FAIL good file was overwritten"; fails=$((fails + 1)); fi
+expect check_ok 0 'valid' -- "$t" check "$dir/good.onnx"
+expect print 0 'onnx::Conv\[dilations=\[1, 1\], group=1, kernel_shape=\[7, 7\].*scope: ResNet/Conv2d\[conv1\]' -- "$t" print "$dir/good.onnx"
+expect symbolics 0 'aten::_convolution	9' -- "$t" symbolics
+rm -rf "$dir"
+echo "$passes passed, $fails failed"
+[ "$fails" = 0 ]

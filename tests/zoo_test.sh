@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Exports a zoo model with the CLI, checks it, and verifies ONNX Runtime and tonnx's backend
+# against LibTorch's eager outputs (written by --test-data).
+# Usage: zoo_test.sh BUILD_DIR SOURCE_DIR MODEL [extra export args]
+set -euo pipefail
+build=$1 src=$2 model=$3
+shift 3
+dir="$build/test_tmp/zoo_$model"
+rm -rf "$dir" && mkdir -p "$dir"
+"$build/tonnx" export "$model" -o "$dir/$model.onnx" --test-data "$dir/data" "$@"
+"$build/tonnx" check "$dir/$model.onnx"
+echo "== ONNX Runtime vs LibTorch"
+node "$src/tools/ort_run.js" "$dir/$model.onnx" --test-data "$dir/data"
+echo "== tonnx backend vs LibTorch"
+"$build/tonnx" run "$dir/$model.onnx" --test-data "$dir/data"
+rm -rf "$dir"
