@@ -3,6 +3,8 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <functional>
+#include <iosfwd>
 #include <string>
 
 #include "tonnx/ir.h"
@@ -15,7 +17,9 @@ namespace tonnx {
 onnx::TensorProto tensor_to_proto(const at::Tensor& t, const std::string& name = {});
 at::Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir = {});
 
-onnx::ModelProto model_to_proto(const ir::Model& m);
+// With with_initializer_data=false, initializers carry names, types and dims but empty
+// raw_data: a skeleton for the checker and shape inference that costs no weight copies.
+onnx::ModelProto model_to_proto(const ir::Model& m, bool with_initializer_data = true);
 ir::Model model_from_proto(const onnx::ModelProto& p, const std::string& base_dir = {});
 
 // Reads and parses a file; errors name the path.
@@ -26,6 +30,11 @@ ir::Model load_model(const std::string& path);
 // Writes `bytes` to `path` through a temporary file in the same folder and a rename: a
 // failure leaves no partial file and whatever was at `path` before untouched.
 void write_file_atomic(const std::string& path, const std::string& bytes);
+void write_file_atomic(const std::string& path, const std::function<void(std::ostream&)>& write);
+// Writes `skeleton` (from model_to_proto(m, false), possibly with inferred value_info) with
+// every initializer's bytes streamed straight from the model's tensors: no copy of the
+// weights is made. Atomic like write_file_atomic.
+void save_model(const ir::Model& m, onnx::ModelProto& skeleton, const std::string& path);
 void save_model_proto(const onnx::ModelProto& m, const std::string& path);
 void save_tensor_proto(const onnx::TensorProto& t, const std::string& path);
 

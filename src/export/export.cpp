@@ -1,5 +1,6 @@
 // export_model: trace -> convert -> passes -> check -> print -> atomic write.
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
@@ -32,6 +33,18 @@ std::string ExportSummary::str() const {
 
 namespace {
 
+// TONNX_TIMING=1 prints how long each export stage took (to stderr).
+struct StageTimer {
+  bool on = std::getenv("TONNX_TIMING") != nullptr;
+  std::chrono::steady_clock::time_point t = std::chrono::steady_clock::now();
+  void lap(const char* stage) {
+    if (!on) return;
+    auto now = std::chrono::steady_clock::now();
+    std::cerr << "tonnx timing: " << stage << " " << std::chrono::duration<double, std::milli>(now - t).count() << " ms\n";
+    t = now;
+  }
+};
+
 void validate(const ExportOptions& o) {
   if (o.opset_version < kMinOpset || o.opset_version > kMaxOpset)
     throw ExportError("opset_version " + std::to_string(o.opset_version) +
@@ -58,7 +71,9 @@ struct Exported {
 Exported run_export(const Traceable& model, const std::vector<torch::Tensor>& args,
                     const ExportOptions& o) {
   validate(o);
+  StageTimer timer;
   detail::TraceResult tr = detail::trace(model, args, o.training);
+  timer.lap("trace");
   detail::ConvertConfig cfg;
   cfg.opset = o.opset_version;
   cfg.export_type = o.operator_export_type;
@@ -73,20 +88,25 @@ Exported run_export(const Traceable& model, const std::vector<torch::Tensor>& ar
   Exported ex;
   ex.model = detail::Converter(tr.graph, cfg).convert();
   ex.eager_outputs = std::move(tr.eager_outputs);
+  timer.lap("convert");
 
   ir::Graph& g = *ex.model.graph;
   passes::fuse_transpose_into_gemm(g);
   if (o.do_constant_folding) passes::fold_constants(g, o.opset_version, o.dynamic_axes.empty());
   passes::eliminate_dead_code(g);
   passes::assign_names(g);
+  timer.lap("passes");
 
-  ex.proto = model_to_proto(ex.model);
+  // The skeleton has no weight bytes: checking it costs no copies (ONNX's checker does not
+  // size-check raw_data), and save_model streams the weights from the tensors.
+  ex.proto = model_to_proto(ex.model, /*with_initializer_data=*/false);
   std::string check_error;
   try {
     check_model(ex.proto, true);
   } catch (const CheckError& e) {
     check_error = e.what();
   }
+  timer.lap("check");
   if (o.verbose) {
     std::ostream& out = o.verbose_stream ? *o.verbose_stream : std::cout;
     out << printable_graph(ex.proto);
@@ -112,11 +132,13 @@ ExportSummary export_traceable(const Traceable& model, const std::vector<torch::
   if (!dir.empty() && !fs::is_directory(dir))
     throw ExportError("cannot write '" + path + "': folder '" + dir.string() + "' does not exist");
   Exported ex = run_export(model, args, options);
+  StageTimer timer;
   try {
-    save_model_proto(ex.proto, path);
+    save_model(ex.model, ex.proto, path);
   } catch (const std::exception& e) {
     throw ExportError(e.what());
   }
+  timer.lap("write");
 
   ExportSummary s;
   s.path = path;

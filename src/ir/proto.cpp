@@ -3,6 +3,8 @@
 
 #include <ATen/ATen.h>
 #include <fcntl.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -211,7 +213,7 @@ void value_info(const ir::Value* v, onnx::ValueInfoProto* vi) {
   if (v->type()) type_to_proto(*v->type(), vi->mutable_type());
 }
 
-void graph_to_proto(const ir::Graph& g, onnx::GraphProto* gp);
+void graph_to_proto(const ir::Graph& g, onnx::GraphProto* gp, bool with_data = true);
 
 void attr_to_proto(const ir::Attr& a, onnx::AttributeProto* ap) {
   using K = ir::AttrValue::Kind;
@@ -253,11 +255,22 @@ void attr_to_proto(const ir::Attr& a, onnx::AttributeProto* ap) {
   }
 }
 
-void graph_to_proto(const ir::Graph& g, onnx::GraphProto* gp) {
+onnx::TensorProto tensor_header(const at::Tensor& t, const std::string& name) {
+  onnx::TensorProto p;
+  p.set_name(name);
+  p.set_data_type(static_cast<int>(ir::dtype_from_scalar_type(t.scalar_type())));
+  for (int64_t d : t.sizes()) p.add_dims(d);
+  // One placeholder byte: the checker wants a value field, and does not size-check raw_data.
+  p.set_raw_data(std::string(1, '\0'));
+  return p;
+}
+
+void graph_to_proto(const ir::Graph& g, onnx::GraphProto* gp, bool with_data) {
   gp->set_name(g.name);
   if (!g.doc.empty()) gp->set_doc_string(g.doc);
   for (const ir::Value* v : g.inputs()) value_info(v, gp->add_input());
-  for (const auto& [v, t] : g.initializers()) *gp->add_initializer() = tensor_to_proto(t, v->name());
+  for (const auto& [v, t] : g.initializers())
+    *gp->add_initializer() = with_data ? tensor_to_proto(t, v->name()) : tensor_header(t, v->name());
   for (const auto& n : g.nodes()) {
     auto* np = gp->add_node();
     np->set_op_type(n->op_type());
@@ -355,7 +368,7 @@ std::shared_ptr<ir::Graph> graph_from_proto(const onnx::GraphProto& gp, const st
 
 }  // namespace
 
-onnx::ModelProto model_to_proto(const ir::Model& m) {
+onnx::ModelProto model_to_proto(const ir::Model& m, bool with_initializer_data) {
   onnx::ModelProto p;
   p.set_ir_version(m.ir_version);
   p.set_producer_name(m.producer_name);
@@ -371,7 +384,7 @@ onnx::ModelProto model_to_proto(const ir::Model& m) {
     e->set_key(k);
     e->set_value(v);
   }
-  graph_to_proto(*m.graph, p.mutable_graph());
+  graph_to_proto(*m.graph, p.mutable_graph(), with_initializer_data);
   return p;
 }
 
@@ -422,6 +435,10 @@ ir::Model load_model(const std::string& path) {
 }
 
 void write_file_atomic(const std::string& path, const std::string& bytes) {
+  write_file_atomic(path, [&](std::ostream& out) { out.write(bytes.data(), static_cast<std::streamsize>(bytes.size())); });
+}
+
+void write_file_atomic(const std::string& path, const std::function<void(std::ostream&)>& write) {
   fs::path target(path);
   fs::path dir = target.parent_path();
   if (dir.empty()) dir = ".";
@@ -435,7 +452,14 @@ void write_file_atomic(const std::string& path, const std::string& bytes) {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out)
       throw std::runtime_error("cannot write '" + path + "': " + std::strerror(errno));
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    try {
+      write(out);
+    } catch (...) {
+      out.close();
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      throw;
+    }
     out.flush();
     if (!out) {
       out.close();
@@ -458,6 +482,62 @@ void save_model_proto(const onnx::ModelProto& m, const std::string& path) {
     throw std::runtime_error("cannot write '" + path + "': the model is over 2 GB, protobuf's limit");
   if (!m.SerializeToString(&bytes)) throw std::runtime_error("serializing the model for '" + path + "' failed");
   write_file_atomic(path, bytes);
+}
+
+namespace {
+void put_varint(std::ostream& out, uint64_t v) {
+  uint8_t buf[10];
+  uint8_t* end = google::protobuf::io::CodedOutputStream::WriteVarint64ToArray(v, buf);
+  out.write(reinterpret_cast<const char*>(buf), end - buf);
+}
+void put_tag(std::ostream& out, int field) {
+  using WFL = google::protobuf::internal::WireFormatLite;
+  put_varint(out, WFL::MakeTag(field, WFL::WIRETYPE_LENGTH_DELIMITED));
+}
+size_t varint_size(uint64_t v) { return google::protobuf::io::CodedOutputStream::VarintSize64(v); }
+}  // namespace
+
+void save_model(const ir::Model& m, onnx::ModelProto& skeleton, const std::string& path) {
+  const auto& inits = m.graph->initializers();
+  // Protobuf merges repeated occurrences of an embedded message field: the file is the
+  // skeleton without initializers, then one `graph { initializer { ... } }` chunk per
+  // tensor whose raw_data bytes come straight from the tensor's memory.
+  google::protobuf::RepeatedPtrField<onnx::TensorProto> saved;
+  saved.Swap(skeleton.mutable_graph()->mutable_initializer());
+  struct Restore {
+    google::protobuf::RepeatedPtrField<onnx::TensorProto>& a;
+    onnx::ModelProto& m;
+    ~Restore() { a.Swap(m.mutable_graph()->mutable_initializer()); }
+  } restore{saved, skeleton};
+  std::string head;
+  if (!skeleton.SerializeToString(&head)) throw std::runtime_error("serializing the model for '" + path + "' failed");
+  uint64_t total = head.size();
+  for (const auto& [v, t] : inits) total += t.numel() * t.element_size();
+  if (total > static_cast<uint64_t>(std::numeric_limits<int32_t>::max()))
+    throw std::runtime_error("cannot write '" + path + "': the model is over 2 GB, protobuf's limit");
+  write_file_atomic(path, [&](std::ostream& out) {
+    out.write(head.data(), static_cast<std::streamsize>(head.size()));
+    constexpr int kGraph = 7, kInitializer = 5, kRawData = 9;
+    for (const auto& [v, t0] : inits) {
+      at::Tensor t = t0.contiguous();
+      onnx::TensorProto header;
+      header.set_name(v->name());
+      header.set_data_type(static_cast<int>(ir::dtype_from_scalar_type(t.scalar_type())));
+      for (int64_t d : t.sizes()) header.add_dims(d);
+      std::string hb = header.SerializeAsString();
+      uint64_t nbytes = static_cast<uint64_t>(t.numel()) * t.element_size();
+      uint64_t tensor_len = hb.size() + varint_size(9 << 3) + varint_size(nbytes) + nbytes;
+      uint64_t graph_len = varint_size(5 << 3) + varint_size(tensor_len) + tensor_len;
+      put_tag(out, kGraph);
+      put_varint(out, graph_len);
+      put_tag(out, kInitializer);
+      put_varint(out, tensor_len);
+      out.write(hb.data(), static_cast<std::streamsize>(hb.size()));
+      put_tag(out, kRawData);
+      put_varint(out, nbytes);
+      out.write(static_cast<const char*>(t.data_ptr()), static_cast<std::streamsize>(nbytes));
+    }
+  });
 }
 
 void save_tensor_proto(const onnx::TensorProto& t, const std::string& path) {
