@@ -31,8 +31,8 @@ int main(int argc, char** argv) {
     std::vector<torch::Tensor> outputs = rep.run({dummy_input});
     torch::Tensor expected = summary.eager_outputs.at(0);
     double diff = (outputs.at(0) - expected).abs().max().item<double>();
-    std::cout << "== tonnx backend vs LibTorch\nmax_abs_diff=" << diff
-              << " (output magnitude " << expected.abs().max().item<double>() << ")\n";
+    std::cout << "== tonnx backend vs LibTorch\nmax_abs_diff=" << diff << " (output magnitude "
+              << expected.abs().max().item<double>() << ")\n";
     if (argc > 2) {
       tonnx::TestDataSet set;
       set.inputs = {dummy_input};

@@ -38,7 +38,8 @@ TEST(SeedExample, AlexNetNamesScopesAndOrt) {
   ASSERT_EQ(m.graph().input_size(), 1);
   EXPECT_EQ(m.graph().input(0).name(), "actual_input_1");
   ASSERT_EQ(m.graph().initializer_size(), 16);
-  for (int i = 0; i < 16; ++i) EXPECT_EQ(m.graph().initializer(i).name(), "learned_" + std::to_string(i));
+  for (int i = 0; i < 16; ++i)
+    EXPECT_EQ(m.graph().initializer(i).name(), "learned_" + std::to_string(i));
   ASSERT_EQ(m.graph().output_size(), 1);
   EXPECT_EQ(m.graph().output(0).name(), "output1");
   // learned_0 is features.0.weight: [64, 3, 11, 11]; learned_15 the last bias [1000].
@@ -47,12 +48,16 @@ TEST(SeedExample, AlexNetNamesScopesAndOrt) {
 
   // Verbose output: every node line has a scope, and reads like the seed's.
   std::string text = verbose.str();
-  EXPECT_NE(text.find("%17 : Float(10, 64, 55, 55) = onnx::Conv[dilations=[1, 1], group=1, kernel_shape=[11, 11], "
-                      "pads=[2, 2, 2, 2], strides=[4, 4]](%actual_input_1, %learned_0, %learned_1), scope: "
-                      "AlexNet/Sequential[features]/Conv2d[0]"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find(
+          "%17 : Float(10, 64, 55, 55) = onnx::Conv[dilations=[1, 1], group=1, kernel_shape=[11, "
+          "11], "
+          "pads=[2, 2, 2, 2], strides=[4, 4]](%actual_input_1, %learned_0, %learned_1), scope: "
+          "AlexNet/Sequential[features]/Conv2d[0]"),
+      std::string::npos)
       << text;
-  EXPECT_NE(text.find("scope: AlexNet/Sequential[classifier]/Linear[6]"), std::string::npos) << text;
+  EXPECT_NE(text.find("scope: AlexNet/Sequential[classifier]/Linear[6]"), std::string::npos)
+      << text;
   std::istringstream lines(text);
   std::string line;
   int nodes = 0;
@@ -122,7 +127,8 @@ TEST(Export, TooManyNamesIsAnError) {
     export_model(lin, {torch::randn({1, 2})}, path, opt);
     FAIL();
   } catch (const ExportError& e) {
-    EXPECT_NE(std::string(e.what()).find("input_names has 4 names, but the model has 1 input(s) and 2 parameter"),
+    EXPECT_NE(std::string(e.what()).find(
+                  "input_names has 4 names, but the model has 1 input(s) and 2 parameter"),
               std::string::npos)
         << e.what();
   }
@@ -138,7 +144,8 @@ TEST(Export, OpsetOutOfRange) {
       export_model(lin, {torch::randn({1, 2})}, temp_dir("opset_range") + "/m.onnx", opt);
       FAIL();
     } catch (const ExportError& e) {
-      EXPECT_NE(std::string(e.what()).find("opset_version " + std::to_string(opset) + " is not supported: use 9 to 17"),
+      EXPECT_NE(std::string(e.what()).find("opset_version " + std::to_string(opset) +
+                                           " is not supported: use 9 to 17"),
                 std::string::npos);
     }
   }
@@ -150,17 +157,20 @@ TEST(Export, WrongInputRankNamesTheProblem) {
     export_model(conv, {torch::randn({3, 8})}, temp_dir("wrong_rank") + "/m.onnx");
     FAIL();
   } catch (const ExportError& e) {
-    EXPECT_NE(std::string(e.what()).find("tracing the model failed"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("tracing the model failed"), std::string::npos)
+        << e.what();
   }
 }
 
 TEST(Export, WrongInputCount) {
   torch::nn::Linear lin(2, 2);
   try {
-    export_model(lin, {torch::randn({1, 2}), torch::randn({1, 2})}, temp_dir("wrong_count") + "/m.onnx");
+    export_model(lin, {torch::randn({1, 2}), torch::randn({1, 2})},
+                 temp_dir("wrong_count") + "/m.onnx");
     FAIL();
   } catch (const ExportError& e) {
-    EXPECT_NE(std::string(e.what()).find("tracing the model failed"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("tracing the model failed"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -185,7 +195,8 @@ TEST(Export, MissingSymbolicsReportedOnceAndNothingWritten) {
     out << "a good file";
   }
   // Two special functions that ONNX has no op for (and tonnx no built-in symbolic).
-  auto weird = make_traceable_fn([](Tensor x) { return torch::special_erfcx(x) + torch::special_i1e(x); });
+  auto weird =
+      make_traceable_fn([](Tensor x) { return torch::special_erfcx(x) + torch::special_i1e(x); });
   try {
     export_traceable(weird, {torch::randn({2, 3})}, path);
     FAIL();
@@ -223,10 +234,13 @@ TEST(Export, CustomSymbolicAtRunTimeMakesExportPass) {
 
 TEST(Export, SeedEluExampleWithScope) {
   // The seed's example: a user symbolic for elu, registered without rebuilding tonnx.
-  register_symbolic("aten::elu", 9, [](SymbolicContext& g, ir::Value* input, double alpha, double scale, double input_scale) -> Outputs {
-    if (scale != 1.0 || input_scale != 1.0) g.fail("only scale=1 and input_scale=1 are supported");
-    return g.op("Elu", {input}, {{"alpha", alpha}});
-  });
+  register_symbolic("aten::elu", 9,
+                    [](SymbolicContext& g, ir::Value* input, double alpha, double scale,
+                       double input_scale) -> Outputs {
+                      if (scale != 1.0 || input_scale != 1.0)
+                        g.fail("only scale=1 and input_scale=1 are supported");
+                      return g.op("Elu", {input}, {{"alpha", alpha}});
+                    });
   auto model = make_traceable_fn([](Tensor x) { return torch::elu(x, 0.7); });
   ExportOptions opt;
   auto path = expect_export_matches(model, {torch::randn({2, 5})}, opt, "user_elu");
@@ -275,7 +289,8 @@ TEST(Export, ExportParamsFalseAndKeepInitializersAsInputs) {
 }
 
 TEST(Export, DynamicAxesAreSymbolicInTheFile) {
-  torch::nn::Sequential m(torch::nn::Conv2d(3, 4, 3), torch::nn::ReLU(), torch::nn::Flatten(), torch::nn::Linear(4 * 6 * 6, 5));
+  torch::nn::Sequential m(torch::nn::Conv2d(3, 4, 3), torch::nn::ReLU(), torch::nn::Flatten(),
+                          torch::nn::Linear(4 * 6 * 6, 5));
   m->eval();
   ExportOptions opt;
   opt.input_names = {"x"};
@@ -302,7 +317,8 @@ TEST(Export, DynamicAxesUnknownNameIsAnError) {
   torch::nn::Linear lin(2, 2);
   ExportOptions opt;
   opt.dynamic_axes["nope"] = {{0, "b"}};
-  EXPECT_THROW(export_model(lin, {torch::randn({1, 2})}, temp_dir("dyn_bad") + "/m.onnx", opt), ExportError);
+  EXPECT_THROW(export_model(lin, {torch::randn({1, 2})}, temp_dir("dyn_bad") + "/m.onnx", opt),
+               ExportError);
 }
 
 TEST(Export, MultipleInputsAndTupleOutputs) {
@@ -310,7 +326,8 @@ TEST(Export, MultipleInputsAndTupleOutputs) {
   ExportOptions opt;
   opt.input_names = {"a", "b"};
   opt.output_names = {"sum", "relu_diff", "a_again"};
-  auto path = expect_export_matches(make_traceable_fn(fn), {torch::randn({2, 3}), torch::randn({2, 3})}, opt, "tuple_out");
+  auto path = expect_export_matches(make_traceable_fn(fn),
+                                    {torch::randn({2, 3}), torch::randn({2, 3})}, opt, "tuple_out");
   onnx::ModelProto p = read_model_proto(path);
   ASSERT_EQ(p.graph().output_size(), 3);
   EXPECT_EQ(p.graph().output(2).name(), "a_again");
@@ -320,10 +337,12 @@ TEST(Export, ConstantFoldingOnAndOff) {
   auto w = torch::randn({3, 4});
   auto fn = [w](Tensor x) { return torch::matmul(x, w.t() * 2); };
   ExportOptions opt;
-  auto folded = expect_export_matches(make_traceable_fn(fn), {torch::randn({2, 4})}, opt, "fold_on");
+  auto folded =
+      expect_export_matches(make_traceable_fn(fn), {torch::randn({2, 4})}, opt, "fold_on");
   EXPECT_EQ(op_types(folded), std::vector<std::string>{"MatMul"});
   opt.do_constant_folding = false;
-  auto unfolded = expect_export_matches(make_traceable_fn(fn), {torch::randn({2, 4})}, opt, "fold_off");
+  auto unfolded =
+      expect_export_matches(make_traceable_fn(fn), {torch::randn({2, 4})}, opt, "fold_off");
   EXPECT_GT(op_types(unfolded).size(), 1u);
 }
 

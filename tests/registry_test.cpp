@@ -31,12 +31,14 @@ TEST(Registry, UserRegistrationOverridesBuiltin) {
   register_symbolic("aten::relu", 9, [](SymbolicContext& g, ir::Value* x) {
     return g.op("LeakyRelu", {x}, {{"alpha", 0.0f}});
   });
-  auto path = expect_fn_matches([](torch::Tensor x) { return torch::relu(x); }, {torch::randn({3, 4})}, 17, "relu_override");
+  auto path = expect_fn_matches([](torch::Tensor x) { return torch::relu(x); },
+                                {torch::randn({3, 4})}, 17, "relu_override");
   EXPECT_EQ(op_types(path), std::vector<std::string>{"LeakyRelu"});
   unregister_symbolic("aten::relu");
   EXPECT_EQ(find_symbolic("aten::relu", 17), builtin);
   bool listed = false;
-  for (const auto& s : registered_symbolics()) listed = listed || (s.name == "aten::relu" && !s.user);
+  for (const auto& s : registered_symbolics())
+    listed = listed || (s.name == "aten::relu" && !s.user);
   EXPECT_TRUE(listed);
 }
 
@@ -48,23 +50,30 @@ TEST(Registry, BadRegistrationsAreRejected) {
 
 TEST(Registry, TypedArgumentMismatchNamesTheArgument) {
   // A symbolic declaring fewer parameters than the op has inputs.
-  register_symbolic("aten::mul", 9, [](SymbolicContext& g, ir::Value* a) { return a; });
+  register_symbolic("aten::mul", 9, [](SymbolicContext&, ir::Value* a) { return a; });
   auto model = make_traceable_fn([](torch::Tensor x) { return x * 2; });
   try {
     export_traceable(model, {torch::randn({2})}, temp_dir("arity") + "/m.onnx");
     FAIL();
   } catch (const ExportError& e) {
-    EXPECT_NE(std::string(e.what()).find("takes 1 argument(s) but this overload of the op has 2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("takes 1 argument(s) but this overload of the op has 2"),
+              std::string::npos)
+        << e.what();
   }
   unregister_symbolic("aten::mul");
   // A constant expected where a tensor computed at run time is given.
-  register_symbolic("aten::mul", 9, [](SymbolicContext& g, ir::Value* a, int64_t k) { return g.op("Identity", {a}); });
+  register_symbolic("aten::mul", 9, [](SymbolicContext& g, ir::Value* a, int64_t) {
+    return g.op("Identity", {a});
+  });
   auto model2 = make_traceable_fn([](torch::Tensor x, torch::Tensor y) { return x * y; });
   try {
-    export_traceable(model2, {torch::randn({2}), torch::randn({2})}, temp_dir("arity2") + "/m.onnx");
+    export_traceable(model2, {torch::randn({2}), torch::randn({2})},
+                     temp_dir("arity2") + "/m.onnx");
     FAIL();
   } catch (const ExportError& e) {
-    EXPECT_NE(std::string(e.what()).find("input 1 (other) must be a constant int"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("input 1 (other) must be a constant int"),
+              std::string::npos)
+        << e.what();
   }
   unregister_symbolic("aten::mul");
 }

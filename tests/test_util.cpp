@@ -39,20 +39,24 @@ RunResult run_command(const std::string& cmd) {
 }
 
 RunResult run_ort(const std::string& model, const std::string& data_dir, double rtol, double atol) {
-  return run_command("node " + source_dir() + "/tools/ort_run.js " + model + " --test-data " + data_dir +
-                     " --rtol " + std::to_string(rtol) + " --atol " + std::to_string(atol));
+  return run_command("node " + source_dir() + "/tools/ort_run.js " + model + " --test-data " +
+                     data_dir + " --rtol " + std::to_string(rtol) + " --atol " +
+                     std::to_string(atol));
 }
 
 namespace {
-void expect_close(const at::Tensor& got, const at::Tensor& want, Tolerance tol, const std::string& what) {
+void expect_close(const at::Tensor& got, const at::Tensor& want, Tolerance tol,
+                  const std::string& what) {
   ASSERT_EQ(got.scalar_type(), want.scalar_type()) << what;
   ASSERT_EQ(got.sizes(), want.sizes()) << what;
   if (want.numel() == 0) return;
   if (at::isFloatingType(want.scalar_type())) {
     at::Tensor g = got.to(at::kDouble), w = want.to(at::kDouble);
-    at::Tensor ok = ((g - w).abs() <= tol.atol + tol.rtol * w.abs()) | (g == w) | (at::isnan(g) & at::isnan(w));
-    EXPECT_TRUE(ok.all().item<bool>()) << what << ": max abs diff " << (g - w).abs().nan_to_num(0).max().item<double>()
-                                       << "\n got " << got << "\n want " << want;
+    at::Tensor ok =
+        ((g - w).abs() <= tol.atol + tol.rtol * w.abs()) | (g == w) | (at::isnan(g) & at::isnan(w));
+    EXPECT_TRUE(ok.all().item<bool>())
+        << what << ": max abs diff " << (g - w).abs().nan_to_num(0).max().item<double>()
+        << "\n got " << got << "\n want " << want;
   } else {
     EXPECT_TRUE(at::equal(got, want)) << what << "\n got " << got << "\n want " << want;
   }
@@ -60,7 +64,8 @@ void expect_close(const at::Tensor& got, const at::Tensor& want, Tolerance tol, 
 }  // namespace
 
 std::string expect_export_matches(const Traceable& model, const std::vector<torch::Tensor>& inputs,
-                                  const ExportOptions& opt, const std::string& name, Tolerance tol) {
+                                  const ExportOptions& opt, const std::string& name,
+                                  Tolerance tol) {
   std::string dir = temp_dir(name);
   std::string path = dir + "/model.onnx";
   ExportSummary s;

@@ -23,7 +23,8 @@ struct RunResult {
 RunResult run_command(const std::string& cmd);
 
 // Runs ONNX Runtime on model + test data; returns its exit code and output.
-RunResult run_ort(const std::string& model, const std::string& data_dir, double rtol = 1e-3, double atol = 1e-5);
+RunResult run_ort(const std::string& model, const std::string& data_dir, double rtol = 1e-3,
+                  double atol = 1e-5);
 
 struct Tolerance {
   double rtol = 1e-3, atol = 1e-5;
@@ -41,7 +42,8 @@ std::string expect_fn_matches(F f, const std::vector<torch::Tensor>& inputs, int
                               const std::string& name, Tolerance tol = {}) {
   ExportOptions opt;
   opt.opset_version = opset;
-  return expect_export_matches(make_traceable_fn(f), inputs, opt, name + "_opset" + std::to_string(opset), tol);
+  return expect_export_matches(make_traceable_fn(f), inputs, opt,
+                               name + "_opset" + std::to_string(opset), tol);
 }
 
 // The ONNX op types in a model file, in order.

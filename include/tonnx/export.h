@@ -53,7 +53,8 @@ struct ExportOptions {
 
 // Marks `axes` of `name` dynamic with generated names (name_dynamic_axes_K), like the
 // list form of torch.onnx's dynamic_axes.
-void add_dynamic_axes(ExportOptions& opt, const std::string& name, const std::vector<int64_t>& axes);
+void add_dynamic_axes(ExportOptions& opt, const std::string& name,
+                      const std::vector<int64_t>& axes);
 
 struct ValueSummary {
   std::string name;
@@ -158,15 +159,17 @@ ExportSummary export_model(const torch::nn::ModuleHolder<Impl>& model,
                            const ExportOptions& options = {}) {
   return export_traceable(make_traceable(model), args, path, options);
 }
-inline ExportSummary export_model(torch::nn::AnyModule model, const std::vector<torch::Tensor>& args,
-                                  const std::string& path, const ExportOptions& options = {}) {
+inline ExportSummary export_model(torch::nn::AnyModule model,
+                                  const std::vector<torch::Tensor>& args, const std::string& path,
+                                  const ExportOptions& options = {}) {
   return export_traceable(make_traceable(std::move(model)), args, path, options);
 }
 inline ExportSummary export_model(const Traceable& model, const std::vector<torch::Tensor>& args,
                                   const std::string& path, const ExportOptions& options = {}) {
   return export_traceable(model, args, path, options);
 }
-template <typename F, typename = std::enable_if_t<!std::is_base_of_v<torch::nn::Module, std::decay_t<F>>>>
+template <typename F,
+          typename = std::enable_if_t<!std::is_base_of_v<torch::nn::Module, std::decay_t<F>>>>
 ExportSummary export_function(F f, const std::vector<torch::Tensor>& args, const std::string& path,
                               const ExportOptions& options = {}) {
   return export_traceable(make_traceable_fn(std::move(f)), args, path, options);

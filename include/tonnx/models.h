@@ -59,7 +59,8 @@ struct ZooEntry {
   // Builds the model (eval mode, weights from `seed`) ready to trace.
   std::function<Traceable(uint64_t seed)> make;
   // Example inputs for the given shapes (random, seeded); token models draw valid ids.
-  std::function<std::vector<torch::Tensor>(const std::vector<std::vector<int64_t>>&, uint64_t seed)> inputs;
+  std::function<std::vector<torch::Tensor>(const std::vector<std::vector<int64_t>>&, uint64_t seed)>
+      inputs;
 };
 
 const std::vector<ZooEntry>& zoo();

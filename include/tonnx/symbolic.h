@@ -61,7 +61,7 @@ class SymbolicContext {
                                std::vector<ir::Attr> attrs, size_t n_outputs,
                                const std::string& domain = {});
   ir::Value* constant(const at::Tensor& t);
-  ir::Value* constant_ints(const std::vector<int64_t>& v);  // 1-D int64
+  ir::Value* constant_ints(const std::vector<int64_t>& v);     // 1-D int64
   ir::Value* constant_scalar(double v, at::ScalarType dtype);  // 0-d
   // Casts `v` to `dtype` (no node when its type is known to match already).
   ir::Value* cast(ir::Value* v, at::ScalarType dtype);
@@ -88,11 +88,11 @@ class SymbolicContext {
   // The traced type of input i / output k (dtype and sizes), when the trace knows it.
   std::optional<ir::TensorType> type(size_t i) const;
   std::optional<ir::TensorType> output_type(size_t k = 0) const;
-  at::ScalarType scalar_type(size_t i) const;         // fails when unknown
+  at::ScalarType scalar_type(size_t i) const;  // fails when unknown
   at::ScalarType output_scalar_type(size_t k = 0) const;
-  int64_t rank(size_t i) const;                        // fails when unknown
-  std::vector<int64_t> sizes(size_t i) const;          // fails when not static
-  std::string arg_name(size_t i) const;                // from the aten schema
+  int64_t rank(size_t i) const;                // fails when unknown
+  std::vector<int64_t> sizes(size_t i) const;  // fails when not static
+  std::string arg_name(size_t i) const;        // from the aten schema
   // TorchScript type of input i: "Tensor", "int", "float", "bool", "str", "int[]", "NoneType"...
   std::string arg_type(size_t i) const;
 
@@ -115,7 +115,9 @@ struct ArgReader;
 template <>
 struct ArgReader<ir::Value*> {
   static ir::Value* read(SymbolicContext& g, size_t i) {
-    if (g.is_none(i)) g.fail("input " + std::to_string(i) + " (" + g.arg_name(i) + ") is None but a tensor is required");
+    if (g.is_none(i))
+      g.fail("input " + std::to_string(i) + " (" + g.arg_name(i) +
+             ") is None but a tensor is required");
     return g.input(i);
   }
 };
@@ -185,8 +187,7 @@ SymbolicFn make_typed(F f, std::tuple<Ctx, A...>*) {
 
 template <typename F>
 SymbolicFn to_symbolic_fn(F f) {
-  if constexpr (std::is_convertible_v<F, SymbolicFn> &&
-                std::is_invocable_v<F, SymbolicContext&>) {
+  if constexpr (std::is_convertible_v<F, SymbolicFn> && std::is_invocable_v<F, SymbolicContext&>) {
     return SymbolicFn(std::move(f));
   } else {
     using Args = typename CallableTraits<std::decay_t<F>>::args;
@@ -225,7 +226,7 @@ int next_opset_with_symbolic(const std::string& qualname, int opset);
 #define TONNX_CONCAT_INNER(a, b) a##b
 #define TONNX_CONCAT(a, b) TONNX_CONCAT_INNER(a, b)
 // Built-in registration, placed beside the function (one line per op and opset).
-#define TONNX_SYMBOLIC(qualname, since, ...)                                      \
+#define TONNX_SYMBOLIC(qualname, since, ...)                                       \
   static const bool TONNX_CONCAT(tonnx_symbolic_reg_, __LINE__) [[maybe_unused]] = \
-      ::tonnx::detail::register_builtin(qualname, since,                          \
+      ::tonnx::detail::register_builtin(qualname, since,                           \
                                         ::tonnx::detail::to_symbolic_fn(__VA_ARGS__))

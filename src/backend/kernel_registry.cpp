@@ -58,8 +58,10 @@ std::vector<KernelInfo> registered_kernels() {
 std::string node_label(const ir::Node& n) {
   std::string s = n.op_type();
   if (!n.domain().empty()) s = n.domain() + "::" + s;
-  if (!n.name().empty()) s += " node '" + n.name() + "'";
-  else s += " node";
+  if (!n.name().empty())
+    s += " node '" + n.name() + "'";
+  else
+    s += " node";
   return s;
 }
 

@@ -18,7 +18,8 @@ KernelFactory binary(Binary f, bool keep_type = true) {
   return [f, keep_type](const KernelSpec& spec) -> KernelFn {
     const ir::Node& node = spec.node;
     // Opset < 7 broadcasts only with broadcast=1, aligning B at `axis`.
-    int64_t legacy_axis = spec.opset < 7 && node.attr_i("broadcast", 0) ? node.attr_i("axis", -1) : -1;
+    int64_t legacy_axis =
+        spec.opset < 7 && node.attr_i("broadcast", 0) ? node.attr_i("axis", -1) : -1;
     bool legacy = spec.opset < 7 && node.has_attr("axis") && node.attr_i("broadcast", 0);
     return [f, keep_type, legacy, legacy_axis](const Tensors& in) -> Tensors {
       at::Tensor a = in.at(0), b = in.at(1);
@@ -170,7 +171,8 @@ TONNX_KERNEL("HardSigmoid", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
     return {at::clamp(in.at(0) * alpha + beta, 0, 1)};
   };
 });
-TONNX_KERNEL("HardSwish", 14, kAnyOpset, unary([](const at::Tensor& x) { return at::hardswish(x); }));
+TONNX_KERNEL("HardSwish", 14, kAnyOpset,
+             unary([](const at::Tensor& x) { return at::hardswish(x); }));
 TONNX_KERNEL("PRelu", 1, kAnyOpset, [](const KernelSpec&) -> KernelFn {
   return [](const Tensors& in) -> Tensors {
     const at::Tensor& x = in.at(0);

@@ -77,12 +77,16 @@ TONNX_KERNEL("Conv", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   return [c, group, &n](const Tensors& in) -> Tensors {
     at::Tensor x = in.at(0), w = in.at(1);
     at::Tensor b = in.size() > 2 ? in[2] : at::Tensor();
-    if (x.dim() < 3) kernel_fail(n, "input X has rank " + std::to_string(x.dim()) + "; expected N x C x spatial...");
-    if (w.dim() != x.dim()) kernel_fail(n, "weight W has rank " + std::to_string(w.dim()) + " but X has rank " + std::to_string(x.dim()));
+    if (x.dim() < 3)
+      kernel_fail(n,
+                  "input X has rank " + std::to_string(x.dim()) + "; expected N x C x spatial...");
+    if (w.dim() != x.dim())
+      kernel_fail(n, "weight W has rank " + std::to_string(w.dim()) + " but X has rank " +
+                         std::to_string(x.dim()));
     if (x.size(1) != w.size(1) * group)
       kernel_fail(n, "input channels C is not equal to kernel channels * group. C: " +
-                         std::to_string(x.size(1)) + " kernel channels: " + std::to_string(w.size(1)) +
-                         " group: " + std::to_string(group));
+                         std::to_string(x.size(1)) + " kernel channels: " +
+                         std::to_string(w.size(1)) + " group: " + std::to_string(group));
     size_t d = x.dim() - 2;
     std::vector<int64_t> k(w.sizes().begin() + 2, w.sizes().end());
     std::vector<int64_t> p = c.resolve_pads(n, x.sizes().slice(2), k);
@@ -99,12 +103,15 @@ TONNX_KERNEL("Conv", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
 TONNX_KERNEL("MaxPool", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   const ir::Node& n = s.node;
   ConvLike c = parse_conv_like(n);
-  if (n.attr_i("storage_order", 0) != 0) kernel_fail(n, "storage_order=1 (column major indices) is not supported");
+  if (n.attr_i("storage_order", 0) != 0)
+    kernel_fail(n, "storage_order=1 (column major indices) is not supported");
   bool want_indices = n.outputs().size() > 1;
   return [c, &n, want_indices](const Tensors& in) -> Tensors {
     at::Tensor x = in.at(0);
     size_t d = x.dim() - 2;
-    if (c.kernel.size() != d) kernel_fail(n, "kernel_shape has " + std::to_string(c.kernel.size()) + " dims but X has " + std::to_string(d) + " spatial dims");
+    if (c.kernel.size() != d)
+      kernel_fail(n, "kernel_shape has " + std::to_string(c.kernel.size()) + " dims but X has " +
+                         std::to_string(d) + " spatial dims");
     std::vector<int64_t> p = c.resolve_pads(n, x.sizes().slice(2), c.kernel);
     std::vector<int64_t> pad_arg(p.begin(), p.begin() + d);
     bool is_int = !at::isFloatingType(x.scalar_type());
@@ -115,16 +122,21 @@ TONNX_KERNEL("MaxPool", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
     }
     at::Tensor y, idx;
     auto st = c.stride_vec(d), dil = c.dilation_vec(d);
-    if (d == 1) std::tie(y, idx) = at::max_pool1d_with_indices(xin, c.kernel, st, pad_arg, dil, c.ceil_mode);
-    else if (d == 2) std::tie(y, idx) = at::max_pool2d_with_indices(xin, c.kernel, st, pad_arg, dil, c.ceil_mode);
-    else if (d == 3) std::tie(y, idx) = at::max_pool3d_with_indices(xin, c.kernel, st, pad_arg, dil, c.ceil_mode);
-    else kernel_fail(n, "only 1-3 spatial dims are supported");
+    if (d == 1)
+      std::tie(y, idx) = at::max_pool1d_with_indices(xin, c.kernel, st, pad_arg, dil, c.ceil_mode);
+    else if (d == 2)
+      std::tie(y, idx) = at::max_pool2d_with_indices(xin, c.kernel, st, pad_arg, dil, c.ceil_mode);
+    else if (d == 3)
+      std::tie(y, idx) = at::max_pool3d_with_indices(xin, c.kernel, st, pad_arg, dil, c.ceil_mode);
+    else
+      kernel_fail(n, "only 1-3 spatial dims are supported");
     if (is_int) y = y.to(x.scalar_type());
     if (!want_indices) return {y};
     // ATen indexes within each (N, C) plane; ONNX over the whole tensor, row major.
     int64_t plane = 1;
     for (size_t i = 2; i < static_cast<size_t>(x.dim()); ++i) plane *= x.size(i);
-    at::Tensor base = at::arange(x.size(0) * x.size(1), at::kLong).reshape({x.size(0), x.size(1)}) * plane;
+    at::Tensor base =
+        at::arange(x.size(0) * x.size(1), at::kLong).reshape({x.size(0), x.size(1)}) * plane;
     for (size_t i = 0; i < d; ++i) base = base.unsqueeze(-1);
     return {y, idx + base};
   };
@@ -151,8 +163,8 @@ TONNX_KERNEL("AveragePool", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
       }
     }
     at::Tensor xp = at::constant_pad_nd(x, aten_pad_order(p), 0);
-    at::Tensor ones = at::constant_pad_nd(at::ones_like(x.select(1, 0).unsqueeze(1)), aten_pad_order(p),
-                                          include_pad ? 1 : 0);
+    at::Tensor ones = at::constant_pad_nd(at::ones_like(x.select(1, 0).unsqueeze(1)),
+                                          aten_pad_order(p), include_pad ? 1 : 0);
     std::vector<int64_t> zero(d, 0);
     auto pool = [&](const at::Tensor& t) {
       if (d == 1) return at::avg_pool1d(t, c.kernel, st, zero, c.ceil_mode, true);
@@ -185,7 +197,8 @@ TONNX_KERNEL("BatchNormalization", 1, kAnyOpset, [](const KernelSpec& s) -> Kern
   if (n.attr_i("training_mode", 0) != 0)
     kernel_fail(n, "training_mode=1 is not supported by the inference backend");
   return [eps](const Tensors& in) -> Tensors {
-    return {at::batch_norm(in.at(0), in.at(1), in.at(2), in.at(3), in.at(4), false, 0.0, eps, false)};
+    return {
+        at::batch_norm(in.at(0), in.at(1), in.at(2), in.at(3), in.at(4), false, 0.0, eps, false)};
   };
 });
 
@@ -198,10 +211,10 @@ TONNX_KERNEL("Gemm", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
     at::Tensor b = tb ? in.at(1).t() : in.at(1);
     if (a.dim() != 2 || b.dim() != 2) kernel_fail(n, "A and B must be matrices");
     if (a.size(1) != b.size(0))
-      kernel_fail(n, "A' is " + std::to_string(a.size(0)) + "x" + std::to_string(a.size(1)) + " but B' is " +
-                         std::to_string(b.size(0)) + "x" + std::to_string(b.size(1)));
-    if (in.size() > 2 && in[2].defined() && beta != 0)
-      return {at::addmm(in[2], a, b, beta, alpha)};
+      kernel_fail(n, "A' is " + std::to_string(a.size(0)) + "x" + std::to_string(a.size(1)) +
+                         " but B' is " + std::to_string(b.size(0)) + "x" +
+                         std::to_string(b.size(1)));
+    if (in.size() > 2 && in[2].defined() && beta != 0) return {at::addmm(in[2], a, b, beta, alpha)};
     at::Tensor y = at::mm(a, b);
     if (alpha != 1.0) y = y * alpha;
     return {y};
@@ -222,7 +235,9 @@ KernelFactory softmax_like(bool log) {
       const at::Tensor& x = in.at(0);
       int64_t a = norm_axis(n, axis, x.dim());
       if (!legacy) return {log ? at::log_softmax(x, a) : at::softmax(x, a)};
-      at::Tensor flat = x.reshape({x.sizes().slice(0, a).vec().empty() ? 1 : c10::multiply_integers(x.sizes().slice(0, a)), -1});
+      at::Tensor flat = x.reshape(
+          {x.sizes().slice(0, a).vec().empty() ? 1 : c10::multiply_integers(x.sizes().slice(0, a)),
+           -1});
       at::Tensor y = log ? at::log_softmax(flat, 1) : at::softmax(flat, 1);
       return {y.reshape(x.sizes())};
     };
@@ -236,7 +251,8 @@ TONNX_KERNEL("Dropout", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   return [want_mask](const Tensors& in) -> Tensors {
     // Inference: identity (training_mode, if given, must be false).
     if (in.size() > 2 && in[2].defined() && in[2].item<bool>())
-      throw std::runtime_error("Dropout with training_mode=true is not supported by the inference backend");
+      throw std::runtime_error(
+          "Dropout with training_mode=true is not supported by the inference backend");
     if (!want_mask) return {in.at(0)};
     return {in.at(0), at::ones_like(in.at(0), at::kBool)};
   };
@@ -248,7 +264,9 @@ TONNX_KERNEL("Flatten", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   return [axis, &n](const Tensors& in) -> Tensors {
     const at::Tensor& x = in.at(0);
     int64_t a = axis < 0 ? axis + x.dim() : axis;
-    if (a < 0 || a > x.dim()) kernel_fail(n, "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(x.dim()));
+    if (a < 0 || a > x.dim())
+      kernel_fail(n, "axis " + std::to_string(axis) + " is out of range for rank " +
+                         std::to_string(x.dim()));
     int64_t outer = c10::multiply_integers(x.sizes().slice(0, a));
     int64_t inner = c10::multiply_integers(x.sizes().slice(a));
     return {x.reshape({outer, inner})};
@@ -273,20 +291,23 @@ TONNX_KERNEL("ConvTranspose", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn 
     at::Tensor b = in.size() > 2 ? in[2] : at::Tensor();
     size_t d = x.dim() - 2;
     if (x.size(1) != w.size(0))
-      kernel_fail(n, "input channels " + std::to_string(x.size(1)) + " != weight's first dim " + std::to_string(w.size(0)));
+      kernel_fail(n, "input channels " + std::to_string(x.size(1)) + " != weight's first dim " +
+                         std::to_string(w.size(0)));
     std::vector<int64_t> k(w.sizes().begin() + 2, w.sizes().end());
     auto st = c.stride_vec(d), dil = c.dilation_vec(d);
     std::vector<int64_t> op = output_padding.empty() ? std::vector<int64_t>(d, 0) : output_padding;
-    at::Tensor full = at::convolution(x, w, b, st, std::vector<int64_t>(d, 0), dil, true, op, group);
+    at::Tensor full =
+        at::convolution(x, w, b, st, std::vector<int64_t>(d, 0), dil, true, op, group);
     std::vector<int64_t> pads = c.pads.empty() ? std::vector<int64_t>(2 * d, 0) : c.pads;
     if (!output_shape.empty() || c.auto_pad == "SAME_UPPER" || c.auto_pad == "SAME_LOWER") {
       for (size_t i = 0; i < d; ++i) {
         int64_t in_i = x.size(2 + i);
-        int64_t target = !output_shape.empty() ? output_shape[output_shape.size() - d + i] : in_i * st[i];
+        int64_t target =
+            !output_shape.empty() ? output_shape[output_shape.size() - d + i] : in_i * st[i];
         int64_t total = full.size(2 + i) - target;
         if (total < 0) {
           full = at::constant_pad_nd(full, [&] {
-            std::vector<int64_t> p(2 * (full.dim() - 2 - i) , 0);
+            std::vector<int64_t> p(2 * (full.dim() - 2 - i), 0);
             p[p.size() - 1] = -total;
             return p;
           }());

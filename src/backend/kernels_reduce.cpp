@@ -17,7 +17,8 @@ KernelFactory reduce(Reducer f, int axes_input_since) {
     return [f, keep, noop_empty, axes_from_input, attr_axes, &n](const Tensors& in) -> Tensors {
       const at::Tensor& x = in.at(0);
       std::vector<int64_t> axes = attr_axes;
-      if (axes_from_input) axes = in.size() > 1 && in[1].defined() ? to_int_vector(in[1]) : std::vector<int64_t>{};
+      if (axes_from_input)
+        axes = in.size() > 1 && in[1].defined() ? to_int_vector(in[1]) : std::vector<int64_t>{};
       if (axes.empty()) {
         if (noop_empty) return {x};
         for (int64_t i = 0; i < x.dim(); ++i) axes.push_back(i);
@@ -40,50 +41,72 @@ at::Tensor amax_or_empty(const at::Tensor& x, const std::vector<int64_t>& a, boo
       std::vector<int64_t> out;
       for (int64_t v : shape)
         if (v != -1) out.push_back(v);
-      double fill = is_max ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+      double fill = is_max ? -std::numeric_limits<double>::infinity()
+                           : std::numeric_limits<double>::infinity();
       if (!at::isFloatingType(x.scalar_type()))
-        fill = is_max ? static_cast<double>(std::numeric_limits<int64_t>::min()) : static_cast<double>(std::numeric_limits<int64_t>::max());
+        fill = is_max ? static_cast<double>(std::numeric_limits<int64_t>::min())
+                      : static_cast<double>(std::numeric_limits<int64_t>::max());
       return at::full(out, fill, x.options());
     }
   if (a.empty()) return x;
   return is_max ? at::amax(x, a, k) : at::amin(x, a, k);
 }
 
-TONNX_KERNEL("ReduceSum", 1, kAnyOpset, reduce([](const at::Tensor& x, const std::vector<int64_t>& a, bool k) {
-  return at::sum(x, a, k, x.scalar_type());
-}, 13));
-TONNX_KERNEL("ReduceMean", 1, kAnyOpset, reduce([](const at::Tensor& x, const std::vector<int64_t>& a, bool k) {
-  if (!at::isFloatingType(x.scalar_type())) return at::mean(x.to(at::kDouble), a, k).to(x.scalar_type());
-  return at::mean(x, a, k);
-}, 18));
-TONNX_KERNEL("ReduceMax", 1, kAnyOpset, reduce([](const at::Tensor& x, const std::vector<int64_t>& a, bool k) {
-  return amax_or_empty(x, a, k, true);
-}, 18));
-TONNX_KERNEL("ReduceMin", 1, kAnyOpset, reduce([](const at::Tensor& x, const std::vector<int64_t>& a, bool k) {
-  return amax_or_empty(x, a, k, false);
-}, 18));
-TONNX_KERNEL("ReduceProd", 1, kAnyOpset, reduce([](const at::Tensor& x, const std::vector<int64_t>& a, bool k) {
-  at::Tensor y = x;
-  for (auto it = a.rbegin(); it != a.rend(); ++it) y = at::prod(y, *it, k, x.scalar_type());
-  return y;
-}, 18));
-TONNX_KERNEL("ReduceL1", 1, kAnyOpset, reduce([](const at::Tensor& x, const std::vector<int64_t>& a, bool k) {
-  return at::sum(at::abs(x), a, k, x.scalar_type());
-}, 18));
-TONNX_KERNEL("ReduceL2", 1, kAnyOpset, reduce([](const at::Tensor& x, const std::vector<int64_t>& a, bool k) {
-  at::Tensor xf = at::isFloatingType(x.scalar_type()) ? x : x.to(at::kDouble);
-  return at::sqrt(at::sum(xf * xf, a, k)).to(x.scalar_type());
-}, 18));
-TONNX_KERNEL("ReduceSumSquare", 1, kAnyOpset, reduce([](const at::Tensor& x, const std::vector<int64_t>& a, bool k) {
-  return at::sum(x * x, a, k, x.scalar_type());
-}, 18));
-TONNX_KERNEL("ReduceLogSum", 1, kAnyOpset, reduce([](const at::Tensor& x, const std::vector<int64_t>& a, bool k) {
-  return at::log(at::sum(x, a, k));
-}, 18));
-TONNX_KERNEL("ReduceLogSumExp", 1, kAnyOpset, reduce([](const at::Tensor& x, const std::vector<int64_t>& a, bool k) {
-  if (x.numel() == 0) return at::log(at::sum(at::exp(x), a, k));
-  return at::logsumexp(x, a, k);
-}, 18));
+TONNX_KERNEL("ReduceSum", 1, kAnyOpset,
+             reduce([](const at::Tensor& x, const std::vector<int64_t>& a,
+                       bool k) { return at::sum(x, a, k, x.scalar_type()); },
+                    13));
+TONNX_KERNEL("ReduceMean", 1, kAnyOpset,
+             reduce(
+                 [](const at::Tensor& x, const std::vector<int64_t>& a, bool k) {
+                   if (!at::isFloatingType(x.scalar_type()))
+                     return at::mean(x.to(at::kDouble), a, k).to(x.scalar_type());
+                   return at::mean(x, a, k);
+                 },
+                 18));
+TONNX_KERNEL("ReduceMax", 1, kAnyOpset,
+             reduce([](const at::Tensor& x, const std::vector<int64_t>& a,
+                       bool k) { return amax_or_empty(x, a, k, true); },
+                    18));
+TONNX_KERNEL("ReduceMin", 1, kAnyOpset,
+             reduce([](const at::Tensor& x, const std::vector<int64_t>& a,
+                       bool k) { return amax_or_empty(x, a, k, false); },
+                    18));
+TONNX_KERNEL("ReduceProd", 1, kAnyOpset,
+             reduce(
+                 [](const at::Tensor& x, const std::vector<int64_t>& a, bool k) {
+                   at::Tensor y = x;
+                   for (auto it = a.rbegin(); it != a.rend(); ++it)
+                     y = at::prod(y, *it, k, x.scalar_type());
+                   return y;
+                 },
+                 18));
+TONNX_KERNEL("ReduceL1", 1, kAnyOpset,
+             reduce([](const at::Tensor& x, const std::vector<int64_t>& a,
+                       bool k) { return at::sum(at::abs(x), a, k, x.scalar_type()); },
+                    18));
+TONNX_KERNEL("ReduceL2", 1, kAnyOpset,
+             reduce(
+                 [](const at::Tensor& x, const std::vector<int64_t>& a, bool k) {
+                   at::Tensor xf = at::isFloatingType(x.scalar_type()) ? x : x.to(at::kDouble);
+                   return at::sqrt(at::sum(xf * xf, a, k)).to(x.scalar_type());
+                 },
+                 18));
+TONNX_KERNEL("ReduceSumSquare", 1, kAnyOpset,
+             reduce([](const at::Tensor& x, const std::vector<int64_t>& a,
+                       bool k) { return at::sum(x * x, a, k, x.scalar_type()); },
+                    18));
+TONNX_KERNEL("ReduceLogSum", 1, kAnyOpset,
+             reduce([](const at::Tensor& x, const std::vector<int64_t>& a,
+                       bool k) { return at::log(at::sum(x, a, k)); },
+                    18));
+TONNX_KERNEL("ReduceLogSumExp", 1, kAnyOpset,
+             reduce(
+                 [](const at::Tensor& x, const std::vector<int64_t>& a, bool k) {
+                   if (x.numel() == 0) return at::log(at::sum(at::exp(x), a, k));
+                   return at::logsumexp(x, a, k);
+                 },
+                 18));
 
 KernelFactory arg_reduce(bool is_max) {
   return [is_max](const KernelSpec& s) -> KernelFn {

@@ -7,12 +7,19 @@ namespace {
 TONNX_KERNEL("Constant", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   const ir::Node& n = s.node;
   at::Tensor value;
-  if (const ir::AttrValue* a = n.attr("value")) value = a->t();
-  else if (const ir::AttrValue* a = n.attr("value_float")) value = at::scalar_tensor(a->f(), at::kFloat);
-  else if (const ir::AttrValue* a = n.attr("value_int")) value = at::scalar_tensor(a->i(), at::kLong);
-  else if (const ir::AttrValue* a = n.attr("value_floats")) value = at::tensor(a->floats(), at::kFloat);
-  else if (const ir::AttrValue* a = n.attr("value_ints")) value = at::tensor(a->ints(), at::kLong);
-  else kernel_fail(n, "has no value attribute that tonnx supports (value, value_float(s), value_int(s))");
+  if (const ir::AttrValue* a = n.attr("value"))
+    value = a->t();
+  else if (const ir::AttrValue* a = n.attr("value_float"))
+    value = at::scalar_tensor(a->f(), at::kFloat);
+  else if (const ir::AttrValue* a = n.attr("value_int"))
+    value = at::scalar_tensor(a->i(), at::kLong);
+  else if (const ir::AttrValue* a = n.attr("value_floats"))
+    value = at::tensor(a->floats(), at::kFloat);
+  else if (const ir::AttrValue* a = n.attr("value_ints"))
+    value = at::tensor(a->ints(), at::kLong);
+  else
+    kernel_fail(n,
+                "has no value attribute that tonnx supports (value, value_float(s), value_int(s))");
   return [value](const Tensors&) -> Tensors { return {value}; };
 });
 
@@ -31,22 +38,26 @@ TONNX_KERNEL("Shape", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
 });
 
 TONNX_KERNEL("Size", 1, kAnyOpset, [](const KernelSpec&) -> KernelFn {
-  return [](const Tensors& in) -> Tensors { return {at::scalar_tensor(in.at(0).numel(), at::kLong)}; };
+  return
+      [](const Tensors& in) -> Tensors { return {at::scalar_tensor(in.at(0).numel(), at::kLong)}; };
 });
 
 // Reshape: 0 copies the input dim (unless allowzero), -1 is inferred.
-at::Tensor reshape_onnx(const ir::Node& n, const at::Tensor& x, std::vector<int64_t> shape, bool allowzero) {
+at::Tensor reshape_onnx(const ir::Node& n, const at::Tensor& x, std::vector<int64_t> shape,
+                        bool allowzero) {
   int64_t infer = -1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == 0 && !allowzero) {
       if (static_cast<int64_t>(i) >= x.dim())
-        kernel_fail(n, "shape[" + std::to_string(i) + "] is 0 (copy) but the input has rank " + std::to_string(x.dim()));
+        kernel_fail(n, "shape[" + std::to_string(i) + "] is 0 (copy) but the input has rank " +
+                           std::to_string(x.dim()));
       shape[i] = x.size(static_cast<int64_t>(i));
     } else if (shape[i] == -1) {
       if (infer >= 0) kernel_fail(n, "shape has more than one -1");
       infer = static_cast<int64_t>(i);
     } else if (shape[i] < -1) {
-      kernel_fail(n, "shape[" + std::to_string(i) + "] is " + std::to_string(shape[i]) + "; dims must be >= -1");
+      kernel_fail(n, "shape[" + std::to_string(i) + "] is " + std::to_string(shape[i]) +
+                         "; dims must be >= -1");
     }
   }
   if (infer >= 0) {
@@ -54,12 +65,14 @@ at::Tensor reshape_onnx(const ir::Node& n, const at::Tensor& x, std::vector<int6
     for (size_t i = 0; i < shape.size(); ++i)
       if (static_cast<int64_t>(i) != infer) known *= shape[i];
     if (known == 0 || x.numel() % known != 0)
-      kernel_fail(n, "cannot infer the -1 dim: " + std::to_string(x.numel()) + " elements into " + c10::str(at::IntArrayRef(shape)));
+      kernel_fail(n, "cannot infer the -1 dim: " + std::to_string(x.numel()) + " elements into " +
+                         c10::str(at::IntArrayRef(shape)));
     shape[infer] = x.numel() / known;
   }
   if (c10::multiply_integers(shape) != x.numel())
-    kernel_fail(n, "cannot reshape a tensor of shape " + c10::str(x.sizes()) + " (" + std::to_string(x.numel()) +
-                       " elements) to " + c10::str(at::IntArrayRef(shape)));
+    kernel_fail(n, "cannot reshape a tensor of shape " + c10::str(x.sizes()) + " (" +
+                       std::to_string(x.numel()) + " elements) to " +
+                       c10::str(at::IntArrayRef(shape)));
   return x.reshape(shape);
 }
 
@@ -73,7 +86,9 @@ TONNX_KERNEL("Reshape", 5, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
 TONNX_KERNEL("Reshape", 1, 4, [](const KernelSpec& s) -> KernelFn {
   const ir::Node& n = s.node;
   std::vector<int64_t> shape = n.attr_ints("shape");
-  return [&n, shape](const Tensors& in) -> Tensors { return {reshape_onnx(n, in.at(0), shape, false)}; };
+  return [&n, shape](const Tensors& in) -> Tensors {
+    return {reshape_onnx(n, in.at(0), shape, false)};
+  };
 });
 
 TONNX_KERNEL("Concat", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
@@ -115,8 +130,9 @@ TONNX_KERNEL("Gather", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
     if (idx.numel() > 0) {
       int64_t lo = idx.min().item<int64_t>(), hi = idx.max().item<int64_t>();
       if (lo < -size || hi >= size)
-        kernel_fail(n, "indices must be in [" + std::to_string(-size) + ", " + std::to_string(size - 1) +
-                           "] for axis " + std::to_string(axis) + " of size " + std::to_string(size) + "; got " +
+        kernel_fail(n, "indices must be in [" + std::to_string(-size) + ", " +
+                           std::to_string(size - 1) + "] for axis " + std::to_string(axis) +
+                           " of size " + std::to_string(size) + "; got " +
                            std::to_string(lo < -size ? lo : hi));
     }
     idx = at::where(idx < 0, idx + size, idx);
@@ -128,7 +144,8 @@ TONNX_KERNEL("Gather", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   };
 });
 
-std::vector<int64_t> axes_of(const ir::Node& n, const Tensors& in, int opset, size_t input_idx, int since_input) {
+std::vector<int64_t> axes_of(const ir::Node& n, const Tensors& in, int opset, size_t input_idx,
+                             int since_input) {
   if (opset >= since_input) {
     if (in.size() > input_idx && in[input_idx].defined()) return to_int_vector(in[input_idx]);
     return {};
@@ -145,7 +162,8 @@ TONNX_KERNEL("Unsqueeze", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
     int64_t out_rank = x.dim() + static_cast<int64_t>(axes.size());
     for (auto& a : axes) a = norm_axis(n, a, out_rank);
     std::sort(axes.begin(), axes.end());
-    if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) kernel_fail(n, "axes has duplicates");
+    if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
+      kernel_fail(n, "axes has duplicates");
     for (int64_t a : axes) x = x.unsqueeze(a);
     return {x};
   };
@@ -165,7 +183,9 @@ TONNX_KERNEL("Squeeze", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
     }
     for (auto& a : axes) {
       a = norm_axis(n, a, x.dim());
-      if (x.size(a) != 1) kernel_fail(n, "cannot squeeze axis " + std::to_string(a) + " of size " + std::to_string(x.size(a)));
+      if (x.size(a) != 1)
+        kernel_fail(n, "cannot squeeze axis " + std::to_string(a) + " of size " +
+                           std::to_string(x.size(a)));
     }
     std::sort(axes.rbegin(), axes.rend());
     for (int64_t a : axes) x = x.squeeze(a);

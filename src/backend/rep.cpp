@@ -52,19 +52,21 @@ void check_input(const InputSpec& spec, const at::Tensor& t) {
   if (want.dtype != ir::DType::Undefined) {
     ir::DType got = ir::dtype_from_scalar_type(t.scalar_type());
     if (got != want.dtype)
-      throw std::invalid_argument("input '" + spec.name + "' must be " + ir::dtype_name(want.dtype) +
-                                  " but a " + ir::dtype_name(got) + " tensor was given");
+      throw std::invalid_argument("input '" + spec.name + "' must be " +
+                                  ir::dtype_name(want.dtype) + " but a " + ir::dtype_name(got) +
+                                  " tensor was given");
   }
   if (!want.shape) return;
   if (static_cast<size_t>(t.dim()) != want.shape->size())
-    throw std::invalid_argument("input '" + spec.name + "' must have rank " + std::to_string(want.shape->size()) +
-                                " " + want.str() + " but a tensor of shape " + c10::str(t.sizes()) + " was given");
+    throw std::invalid_argument("input '" + spec.name + "' must have rank " +
+                                std::to_string(want.shape->size()) + " " + want.str() +
+                                " but a tensor of shape " + c10::str(t.sizes()) + " was given");
   for (size_t i = 0; i < want.shape->size(); ++i) {
     const auto& d = (*want.shape)[i];
     if (d.value && *d.value != t.size(static_cast<int64_t>(i)))
-      throw std::invalid_argument("input '" + spec.name + "' dim " + std::to_string(i) + " must be " +
-                                  std::to_string(*d.value) + " (" + want.str() + ") but a tensor of shape " +
-                                  c10::str(t.sizes()) + " was given");
+      throw std::invalid_argument("input '" + spec.name + "' dim " + std::to_string(i) +
+                                  " must be " + std::to_string(*d.value) + " (" + want.str() +
+                                  ") but a tensor of shape " + c10::str(t.sizes()) + " was given");
   }
 }
 
@@ -73,7 +75,8 @@ void check_input(const InputSpec& spec, const at::Tensor& t) {
 Rep prepare(ir::Model model, const std::string& device, const PrepareOptions& opts) {
   auto t0 = std::chrono::steady_clock::now();
   if (!supports_device(device))
-    throw std::invalid_argument("device '" + device + "' is not supported: tonnx's backend runs on the CPU "
+    throw std::invalid_argument("device '" + device +
+                                "' is not supported: tonnx's backend runs on the CPU "
                                 "(Debian's LibTorch has no CUDA)");
   if (opts.num_threads > 0) at::set_num_threads(opts.num_threads);
   auto plan = std::make_shared<Plan>();
@@ -106,9 +109,10 @@ Rep prepare(ir::Model model, const std::string& device, const PrepareOptions& op
     const ir::Node& n = *node;
     for (const ir::Value* in : n.inputs())
       if (in && !defined.count(in))
-        throw std::runtime_error(node_label(n) + ": input '" + in->name() +
-                                 "' is not a graph input, an initializer or an output of an earlier node "
-                                 "(missing, or the graph has a cycle / is not topologically sorted)");
+        throw std::runtime_error(
+            node_label(n) + ": input '" + in->name() +
+            "' is not a graph input, an initializer or an output of an earlier node "
+            "(missing, or the graph has a cycle / is not topologically sorted)");
     for (const ir::Value* o : n.outputs()) defined.insert(o);
     int op_opset = static_cast<int>(plan->model.opset(n.domain()));
     if (op_opset < 0) op_opset = n.domain().empty() ? opset : 1;
@@ -134,7 +138,8 @@ Rep prepare(ir::Model model, const std::string& device, const PrepareOptions& op
     throw std::runtime_error(os.str());
   }
   for (const ir::Value* v : g.outputs()) {
-    if (!defined.count(v)) throw std::runtime_error("graph output '" + v->name() + "' is never computed");
+    if (!defined.count(v))
+      throw std::runtime_error("graph output '" + v->name() + "' is never computed");
     plan->outputs.push_back(slot_of(v));
     plan->output_names.push_back(v->name());
   }
@@ -147,7 +152,8 @@ Rep prepare(ir::Model model, const std::string& device, const PrepareOptions& op
       if (s >= 0) last_use[s] = i;
   for (const auto& [s, i] : last_use)
     if (!keep.count(s)) plan->steps[i].free_after.push_back(s);
-  plan->prepare_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  plan->prepare_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return Rep(plan);
 }
 
@@ -220,7 +226,8 @@ const std::vector<std::string>& Rep::input_names() const { return plan_->input_n
 const std::vector<std::string>& Rep::output_names() const { return plan_->output_names; }
 double Rep::prepare_seconds() const { return plan_->prepare_seconds; }
 
-std::vector<at::Tensor> run_node(const onnx::NodeProto& node, const std::vector<at::Tensor>& inputs, int opset) {
+std::vector<at::Tensor> run_node(const onnx::NodeProto& node, const std::vector<at::Tensor>& inputs,
+                                 int opset) {
   onnx::ModelProto m;
   m.set_ir_version(8);
   auto* imp = m.add_opset_import();

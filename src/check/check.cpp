@@ -40,21 +40,36 @@ namespace {
 
 const char* elem_name(int t) {
   switch (t) {
-    case onnx::TensorProto::FLOAT: return "Float";
-    case onnx::TensorProto::UINT8: return "Byte";
-    case onnx::TensorProto::INT8: return "Char";
-    case onnx::TensorProto::UINT16: return "UInt16";
-    case onnx::TensorProto::INT16: return "Short";
-    case onnx::TensorProto::INT32: return "Int";
-    case onnx::TensorProto::INT64: return "Long";
-    case onnx::TensorProto::STRING: return "String";
-    case onnx::TensorProto::BOOL: return "Bool";
-    case onnx::TensorProto::FLOAT16: return "Half";
-    case onnx::TensorProto::DOUBLE: return "Double";
-    case onnx::TensorProto::UINT32: return "UInt32";
-    case onnx::TensorProto::UINT64: return "UInt64";
-    case onnx::TensorProto::BFLOAT16: return "BFloat16";
-    default: return "Undefined";
+    case onnx::TensorProto::FLOAT:
+      return "Float";
+    case onnx::TensorProto::UINT8:
+      return "Byte";
+    case onnx::TensorProto::INT8:
+      return "Char";
+    case onnx::TensorProto::UINT16:
+      return "UInt16";
+    case onnx::TensorProto::INT16:
+      return "Short";
+    case onnx::TensorProto::INT32:
+      return "Int";
+    case onnx::TensorProto::INT64:
+      return "Long";
+    case onnx::TensorProto::STRING:
+      return "String";
+    case onnx::TensorProto::BOOL:
+      return "Bool";
+    case onnx::TensorProto::FLOAT16:
+      return "Half";
+    case onnx::TensorProto::DOUBLE:
+      return "Double";
+    case onnx::TensorProto::UINT32:
+      return "UInt32";
+    case onnx::TensorProto::UINT64:
+      return "UInt64";
+    case onnx::TensorProto::BFLOAT16:
+      return "BFloat16";
+    default:
+      return "Undefined";
   }
 }
 
@@ -67,9 +82,12 @@ std::string type_str(const onnx::TypeProto& t) {
     const auto& dims = t.tensor_type().shape().dim();
     for (int i = 0; i < dims.size(); ++i) {
       if (i) os << ", ";
-      if (dims[i].has_dim_value()) os << dims[i].dim_value();
-      else if (!dims[i].dim_param().empty()) os << dims[i].dim_param();
-      else os << "?";
+      if (dims[i].has_dim_value())
+        os << dims[i].dim_value();
+      else if (!dims[i].dim_param().empty())
+        os << dims[i].dim_param();
+      else
+        os << "?";
     }
     os << ")";
   }
@@ -90,18 +108,32 @@ std::string attr_str(const onnx::AttributeProto& a) {
     os << "[";
     for (int i = 0; i < v.size(); ++i) {
       if (i) os << ", ";
-      if (quote) os << '"' << v[i] << '"';
-      else os << v[i];
+      if (quote)
+        os << '"' << v[i] << '"';
+      else
+        os << v[i];
     }
     os << "]";
   };
   switch (a.type()) {
-    case onnx::AttributeProto::INT: os << a.i(); break;
-    case onnx::AttributeProto::FLOAT: os << a.f(); break;
-    case onnx::AttributeProto::STRING: os << '"' << a.s() << '"'; break;
-    case onnx::AttributeProto::INTS: list(a.ints(), false); break;
-    case onnx::AttributeProto::FLOATS: list(a.floats(), false); break;
-    case onnx::AttributeProto::STRINGS: list(a.strings(), true); break;
+    case onnx::AttributeProto::INT:
+      os << a.i();
+      break;
+    case onnx::AttributeProto::FLOAT:
+      os << a.f();
+      break;
+    case onnx::AttributeProto::STRING:
+      os << '"' << a.s() << '"';
+      break;
+    case onnx::AttributeProto::INTS:
+      list(a.ints(), false);
+      break;
+    case onnx::AttributeProto::FLOATS:
+      list(a.floats(), false);
+      break;
+    case onnx::AttributeProto::STRINGS:
+      list(a.strings(), true);
+      break;
     case onnx::AttributeProto::TENSOR: {
       const auto& t = a.t();
       int64_t n = 1;
@@ -117,8 +149,12 @@ std::string attr_str(const onnx::AttributeProto& a) {
       os << "<Tensor " << tensor_type_str(t) << ">";
       break;
     }
-    case onnx::AttributeProto::GRAPH: os << "<Graph " << a.g().name() << ">"; break;
-    default: os << "<?>"; break;
+    case onnx::AttributeProto::GRAPH:
+      os << "<Graph " << a.g().name() << ">";
+      break;
+    default:
+      os << "<?>";
+      break;
   }
   return os.str();
 }
@@ -158,11 +194,13 @@ std::string printable_graph(const onnx::ModelProto& m) {
       for (const auto& a : n.attribute()) attrs.push_back(&a);
       std::sort(attrs.begin(), attrs.end(), [](auto* a, auto* b) { return a->name() < b->name(); });
       os << "[";
-      for (size_t i = 0; i < attrs.size(); ++i) os << (i ? ", " : "") << attrs[i]->name() << "=" << attr_str(*attrs[i]);
+      for (size_t i = 0; i < attrs.size(); ++i)
+        os << (i ? ", " : "") << attrs[i]->name() << "=" << attr_str(*attrs[i]);
       os << "]";
     }
     os << "(";
-    for (int i = 0; i < n.input_size(); ++i) os << (i ? ", " : "") << (n.input(i).empty() ? "None" : "%" + n.input(i));
+    for (int i = 0; i < n.input_size(); ++i)
+      os << (i ? ", " : "") << (n.input(i).empty() ? "None" : "%" + n.input(i));
     os << ")";
     const std::string& doc = n.doc_string();
     if (doc.rfind("scope: ", 0) == 0) os << ", " << doc.substr(0, doc.find('\n'));

@@ -16,9 +16,9 @@ class UsageError : public std::runtime_error {
 };
 
 struct Spec {
-  std::set<std::string> with_value;    // --opset N
-  std::set<std::string> switches;      // --verbose
-  std::set<std::string> repeatable;    // --input a=b (may appear many times)
+  std::set<std::string> with_value;  // --opset N
+  std::set<std::string> switches;    // --verbose
+  std::set<std::string> repeatable;  // --input a=b (may appear many times)
 };
 
 struct Args {

@@ -88,13 +88,14 @@ int cmd_export(const std::vector<std::string>& argv) {
     std::cout << kExportHelp;
     return 0;
   }
-  Spec spec{{"-o", "--output", "--input-shape", "--input-names", "--output-names", "--opset", "--seed",
-             "--test-data", "--dynamic-axes"},
-            {"--verbose", "--no-constant-folding", "--no-export-params", "--keep-initializers-as-inputs",
-             "--aten-fallback", "--training"},
+  Spec spec{{"-o", "--output", "--input-shape", "--input-names", "--output-names", "--opset",
+             "--seed", "--test-data", "--dynamic-axes"},
+            {"--verbose", "--no-constant-folding", "--no-export-params",
+             "--keep-initializers-as-inputs", "--aten-fallback", "--training"},
             {}};
   Args a = parse_args(argv, spec);
-  if (a.positional.size() != 1) throw UsageError("expected one MODEL name, got " + std::to_string(a.positional.size()));
+  if (a.positional.size() != 1)
+    throw UsageError("expected one MODEL name, got " + std::to_string(a.positional.size()));
   auto out = a.get("-o") ? a.get("-o") : a.get("--output");
   if (!out) throw UsageError("missing -o OUT.onnx");
   const models::ZooEntry& entry = models::find_model(a.positional[0]);
@@ -144,7 +145,8 @@ int cmd_export(const std::vector<std::string>& argv) {
 
 int cmd_models(const std::vector<std::string>& argv) {
   if (wants_help(argv)) {
-    std::cout << "usage: tonnx models [--markdown]\n\nLists the zoo: name, default input shape, parameter count.\n"
+    std::cout << "usage: tonnx models [--markdown]\n\nLists the zoo: name, default input shape, "
+                 "parameter count.\n"
                  "--markdown prints the table that docs/models.md holds.\n";
     return 0;
   }
@@ -155,28 +157,31 @@ int cmd_models(const std::vector<std::string>& argv) {
                  "| model | default input | parameters | description |\n|---|---|---|---|\n";
     for (const auto& e : models::zoo()) {
       std::string shapes;
-      for (size_t i = 0; i < e.input_shapes.size(); ++i) shapes += (i ? ", " : "") + shape_str(e.input_shapes[i]);
-      std::cout << "| " << e.name << " | " << shapes << " | " << models::parameter_count(e.make(0)) << " | "
-                << e.description << " |\n";
+      for (size_t i = 0; i < e.input_shapes.size(); ++i)
+        shapes += (i ? ", " : "") + shape_str(e.input_shapes[i]);
+      std::cout << "| " << e.name << " | " << shapes << " | " << models::parameter_count(e.make(0))
+                << " | " << e.description << " |\n";
     }
     return 0;
   }
-  std::cout << std::left << std::setw(22) << "name" << std::setw(22) << "input shape" << std::setw(14)
-            << "parameters" << "description\n";
+  std::cout << std::left << std::setw(22) << "name" << std::setw(22) << "input shape"
+            << std::setw(14) << "parameters"
+            << "description\n";
   for (const auto& e : models::zoo()) {
     std::string shapes;
     for (size_t i = 0; i < e.input_shapes.size(); ++i)
       shapes += (i ? "," : "") + shape_str(e.input_shapes[i]);
     int64_t params = models::parameter_count(e.make(0));
-    std::cout << std::left << std::setw(22) << e.name << std::setw(22) << shapes << std::setw(14) << params
-              << e.description << "\n";
+    std::cout << std::left << std::setw(22) << e.name << std::setw(22) << shapes << std::setw(14)
+              << params << e.description << "\n";
   }
   return 0;
 }
 
 int cmd_check(const std::vector<std::string>& argv) {
   if (wants_help(argv)) {
-    std::cout << "usage: tonnx check M.onnx\n\nRuns ONNX's checker and strict shape inference. Exit 0 when valid.\n";
+    std::cout << "usage: tonnx check M.onnx\n\nRuns ONNX's checker and strict shape inference. "
+                 "Exit 0 when valid.\n";
     return 0;
   }
   Args a = parse_args(argv, Spec{});
@@ -188,7 +193,8 @@ int cmd_check(const std::vector<std::string>& argv) {
 
 int cmd_print(const std::vector<std::string>& argv) {
   if (wants_help(argv)) {
-    std::cout << "usage: tonnx print M.onnx\n\nPrints the graph: inputs and initializers with their types, one "
+    std::cout << "usage: tonnx print M.onnx\n\nPrints the graph: inputs and initializers with "
+                 "their types, one "
                  "node a line with attributes and module scope.\n";
     return 0;
   }
@@ -215,7 +221,8 @@ Diff compare(const at::Tensor& got, const at::Tensor& want, double rtol, double 
   Diff d;
   if (got.scalar_type() != want.scalar_type()) {
     d.ok = false;
-    d.why = std::string("dtype ") + c10::toString(got.scalar_type()) + " != expected " + c10::toString(want.scalar_type());
+    d.why = std::string("dtype ") + c10::toString(got.scalar_type()) + " != expected " +
+            c10::toString(want.scalar_type());
     return d;
   }
   if (got.sizes() != want.sizes()) {
@@ -257,7 +264,9 @@ options:
 )";
     return 0;
   }
-  Spec spec{{"--test-data", "--output-dir", "--threads", "--repeat", "--rtol", "--atol"}, {}, {"--input"}};
+  Spec spec{{"--test-data", "--output-dir", "--threads", "--repeat", "--rtol", "--atol"},
+            {},
+            {"--input"}};
   Args a = parse_args(argv, spec);
   if (a.positional.size() != 1) throw UsageError("expected one .onnx file");
   backend::PrepareOptions popt;
@@ -279,7 +288,8 @@ options:
       for (size_t k = 0; k < std::min(outs.size(), set.outputs.size()); ++k) {
         Diff d = compare(outs[k], set.outputs[k], rtol, atol);
         ok = ok && d.ok;
-        std::cout << " " << rep.output_names()[k] << " max_abs=" << d.max_abs << " max_rel=" << d.max_rel;
+        std::cout << " " << rep.output_names()[k] << " max_abs=" << d.max_abs
+                  << " max_rel=" << d.max_rel;
         if (!d.ok) std::cout << " (" << d.why << ")";
       }
       std::cout << (ok ? " pass" : " FAIL") << "\n";
@@ -312,7 +322,8 @@ options:
     for (int64_t i = 0; i < n; ++i) {
       auto t0 = std::chrono::steady_clock::now();
       rep.run(last_inputs);
-      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
     std::sort(ms.begin(), ms.end());
     std::cout << "median_ms=" << ms[ms.size() / 2] << "\n";
@@ -326,7 +337,8 @@ options:
 
 int cmd_symbolics(const std::vector<std::string>& argv) {
   if (wants_help(argv)) {
-    std::cout << "usage: tonnx symbolics [--markdown]\n\nLists every registered symbolic function: aten op and "
+    std::cout << "usage: tonnx symbolics [--markdown]\n\nLists every registered symbolic function: "
+                 "aten op and "
                  "first opset.\n--markdown prints the table that docs/operators.md holds.\n";
     return 0;
   }
@@ -335,10 +347,12 @@ int cmd_symbolics(const std::vector<std::string>& argv) {
     std::map<std::string, std::vector<int>> by_name;
     for (const auto& s : registered_symbolics())
       if (!s.user) by_name[s.name].push_back(s.since_opset);
-    std::cout << "<!-- generated by `tonnx symbolics --markdown`; a test fails when it is stale -->\n"
-              << by_name.size() << " aten ops have built-in symbolic functions. A function registered \"since N\" "
-                 "serves opsets N to 17 until a later registration takes over.\n\n"
-                 "| op | registered since opset |\n|---|---|\n";
+    std::cout
+        << "<!-- generated by `tonnx symbolics --markdown`; a test fails when it is stale -->\n"
+        << by_name.size()
+        << " aten ops have built-in symbolic functions. A function registered \"since N\" "
+           "serves opsets N to 17 until a later registration takes over.\n\n"
+           "| op | registered since opset |\n|---|---|\n";
     for (const auto& [name, opsets] : by_name) {
       std::cout << "| `" << name << "` | ";
       for (size_t i = 0; i < opsets.size(); ++i) std::cout << (i ? ", " : "") << opsets[i];
@@ -346,8 +360,9 @@ int cmd_symbolics(const std::vector<std::string>& argv) {
     }
     std::cout << "\n## Backend kernels\n\n| ONNX op | domain | opsets |\n|---|---|---|\n";
     for (const auto& k : backend::registered_kernels())
-      std::cout << "| " << k.op_type << " | " << (k.domain.empty() ? "ai.onnx" : k.domain) << " | " << k.since << "-"
-                << (k.until >= 1000 ? std::string("17") : std::to_string(k.until)) << " |\n";
+      std::cout << "| " << k.op_type << " | " << (k.domain.empty() ? "ai.onnx" : k.domain) << " | "
+                << k.since << "-" << (k.until >= 1000 ? std::string("17") : std::to_string(k.until))
+                << " |\n";
     return 0;
   }
   for (const auto& s : registered_symbolics())

@@ -11,7 +11,8 @@
 
 namespace {
 
-const char* kUsage = R"(tonnx: torch.onnx for C++ — export LibTorch models to ONNX, check, print and run them.
+const char* kUsage =
+    R"(tonnx: torch.onnx for C++ — export LibTorch models to ONNX, check, print and run them.
 
 usage: tonnx COMMAND [options]
 
@@ -49,10 +50,10 @@ int main(int argc, char** argv) {
     cmd = rest[0];
     rest = {"--help"};
   }
-  static const std::map<std::string, std::function<int(const std::vector<std::string>&)>> commands = {
-      {"export", tonnx::cli::cmd_export}, {"models", tonnx::cli::cmd_models},
-      {"check", tonnx::cli::cmd_check},   {"print", tonnx::cli::cmd_print},
-      {"run", tonnx::cli::cmd_run},       {"symbolics", tonnx::cli::cmd_symbolics}};
+  static const std::map<std::string, std::function<int(const std::vector<std::string>&)>> commands =
+      {{"export", tonnx::cli::cmd_export}, {"models", tonnx::cli::cmd_models},
+       {"check", tonnx::cli::cmd_check},   {"print", tonnx::cli::cmd_print},
+       {"run", tonnx::cli::cmd_run},       {"symbolics", tonnx::cli::cmd_symbolics}};
   auto it = commands.find(cmd);
   if (it == commands.end()) {
     std::cerr << "tonnx: unknown command '" << cmd << "'\n\n" << kUsage;

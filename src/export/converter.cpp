@@ -54,7 +54,9 @@ std::string scope_of(const jit::Node* n) {
   return m->scope() ? m->scope()->namesFromRoot() : "";
 }
 
-bool is_kind(const jit::Node* n, const char* qual) { return n->kind().toQualString() == std::string(qual); }
+bool is_kind(const jit::Node* n, const char* qual) {
+  return n->kind().toQualString() == std::string(qual);
+}
 
 }  // namespace
 
@@ -90,7 +92,7 @@ void Converter::fail(const jit::Node* n, const std::string& what) const {
 }
 
 bool Converter::structural(const jit::Node* n) const {
-  static const std::set<std::string> kinds = {"prim::Constant",     "prim::ListConstruct",
+  static const std::set<std::string> kinds = {"prim::Constant", "prim::ListConstruct",
                                               "prim::TupleConstruct", "prim::ListUnpack",
                                               "prim::TupleUnpack"};
   return kinds.count(n->kind().toQualString()) > 0;
@@ -137,7 +139,8 @@ void Converter::check_feasible() {
 ir::Node* Converter::emit(const std::string& op_type, std::vector<ir::Value*> inputs,
                           std::vector<ir::Attr> attrs, size_t n_outputs,
                           const std::string& domain) {
-  ir::Node* node = graph().add_node(op_type, std::move(inputs), std::move(attrs), n_outputs, domain);
+  ir::Node* node =
+      graph().add_node(op_type, std::move(inputs), std::move(attrs), n_outputs, domain);
   if (current_) node->set_scope(scope_of(current_));
   return node;
 }
@@ -179,7 +182,9 @@ ir::Value* Converter::tensor_of(const jit::Value* v) {
     if (v->type()->kind() == c10::TypeKind::NoneType) return nullptr;
     auto iv = jit::toIValue(v);
     at::Tensor t = iv ? ivalue_to_tensor(*iv) : at::Tensor();
-    if (!t.defined()) fail(current_, "cannot turn the constant of type " + v->type()->annotation_str() + " into a tensor");
+    if (!t.defined())
+      fail(current_,
+           "cannot turn the constant of type " + v->type()->annotation_str() + " into a tensor");
     out = constant(t);
   } else if (is_kind(p, "prim::ListConstruct")) {
     // An int[] whose elements are computed (sizes under dynamic axes): Concat of 1-D pieces.
@@ -264,13 +269,21 @@ void Converter::fallback_node(const jit::Node* n, bool aten_node) {
       continue;
     }
     if (iv->isNone()) continue;
-    if (iv->isInt()) attrs.push_back({arg, iv->toInt()});
-    else if (iv->isDouble()) attrs.push_back({arg, iv->toDouble()});
-    else if (iv->isBool()) attrs.push_back({arg, int64_t{iv->toBool()}});
-    else if (iv->isIntList()) attrs.push_back({arg, ir::Ints(iv->toIntVector())});
-    else if (iv->isString()) attrs.push_back({arg, iv->toStringRef()});
-    else if (iv->isTensor()) inputs.push_back(tensor_of(in));
-    else fail(n, "ATen fallback cannot carry argument " + arg + " of type " + in->type()->annotation_str());
+    if (iv->isInt())
+      attrs.push_back({arg, iv->toInt()});
+    else if (iv->isDouble())
+      attrs.push_back({arg, iv->toDouble()});
+    else if (iv->isBool())
+      attrs.push_back({arg, int64_t{iv->toBool()}});
+    else if (iv->isIntList())
+      attrs.push_back({arg, ir::Ints(iv->toIntVector())});
+    else if (iv->isString())
+      attrs.push_back({arg, iv->toStringRef()});
+    else if (iv->isTensor())
+      inputs.push_back(tensor_of(in));
+    else
+      fail(n, "ATen fallback cannot carry argument " + arg + " of type " +
+                  in->type()->annotation_str());
   }
   std::string op_type = name;
   if (aten_node) {
@@ -330,17 +343,21 @@ ir::Model Converter::convert() {
   if (n_names > inputs.size())
     throw ExportError("input_names has " + std::to_string(n_names) + " names, but the model has " +
                       std::to_string(n_user) + " input(s) and " +
-                      std::to_string(inputs.size() - n_user) +
-                      " parameter tensor(s): at most " + std::to_string(inputs.size()) + " names");
+                      std::to_string(inputs.size() - n_user) + " parameter tensor(s): at most " +
+                      std::to_string(inputs.size()) + " names");
   std::set<std::string> used_names;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const jit::Value* in = inputs[i];
     std::string name;
-    if (i < n_names) name = cfg_.input_names[i];
-    else if (i < n_user) name = n_user == 1 ? "input" : "input_" + std::to_string(i);
-    else name = cfg_.params.at(i - n_user).name;
+    if (i < n_names)
+      name = cfg_.input_names[i];
+    else if (i < n_user)
+      name = n_user == 1 ? "input" : "input_" + std::to_string(i);
+    else
+      name = cfg_.params.at(i - n_user).name;
     if (!used_names.insert(name).second)
-      throw ExportError("the name '" + name + "' is given to two graph inputs or parameters; names must be unique");
+      throw ExportError("the name '" + name +
+                        "' is given to two graph inputs or parameters; names must be unique");
     if (i >= n_user && !in->hasUses()) continue;  // parameters the trace never used
     std::optional<ir::TensorType> type = jit_type(in);
     auto dyn = cfg_.dynamic_axes.find(name);
@@ -388,7 +405,8 @@ ir::Model Converter::convert() {
       v = id;
     }
     seen.insert(v);
-    std::string name = k < cfg_.output_names.size() ? cfg_.output_names[k] : "output_" + std::to_string(k);
+    std::string name =
+        k < cfg_.output_names.size() ? cfg_.output_names[k] : "output_" + std::to_string(k);
     if (used_names.count(name))
       throw ExportError("the output name '" + name + "' is also the name of an input or parameter");
     used_names.insert(name);

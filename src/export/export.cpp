@@ -15,8 +15,10 @@
 namespace tonnx {
 namespace fs = std::filesystem;
 
-void add_dynamic_axes(ExportOptions& opt, const std::string& name, const std::vector<int64_t>& axes) {
-  for (int64_t a : axes) opt.dynamic_axes[name][a] = name + "_dynamic_axes_" + std::to_string(a + 1);
+void add_dynamic_axes(ExportOptions& opt, const std::string& name,
+                      const std::vector<int64_t>& axes) {
+  for (int64_t a : axes)
+    opt.dynamic_axes[name][a] = name + "_dynamic_axes_" + std::to_string(a + 1);
 }
 
 std::string ExportSummary::str() const {
@@ -40,7 +42,8 @@ struct StageTimer {
   void lap(const char* stage) {
     if (!on) return;
     auto now = std::chrono::steady_clock::now();
-    std::cerr << "tonnx timing: " << stage << " " << std::chrono::duration<double, std::milli>(now - t).count() << " ms\n";
+    std::cerr << "tonnx timing: " << stage << " "
+              << std::chrono::duration<double, std::milli>(now - t).count() << " ms\n";
     t = now;
   }
 };
@@ -146,7 +149,8 @@ ExportSummary export_traceable(const Traceable& model, const std::vector<torch::
   const ir::Graph& g = *ex.model.graph;
   for (const ir::Value* v : g.inputs())
     if (!g.is_initializer(v)) s.inputs.push_back({v->name(), v->type().value_or(ir::TensorType{})});
-  for (const ir::Value* v : g.outputs()) s.outputs.push_back({v->name(), v->type().value_or(ir::TensorType{})});
+  for (const ir::Value* v : g.outputs())
+    s.outputs.push_back({v->name(), v->type().value_or(ir::TensorType{})});
   for (const auto& n : g.nodes()) {
     ++s.op_counts[n->op_type()];
     ++s.num_nodes;

@@ -26,20 +26,85 @@ thread_local ActiveTrace* g_active = nullptr;
 
 // Modules of torch::nn whose forward takes and returns one tensor: safe to wrap.
 bool wrappable(const std::string& type) {
-  static const std::set<std::string> names = {
-      "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
-      "Linear", "ReLU", "ReLU6", "LeakyReLU", "PReLU", "ELU", "SELU", "CELU", "GELU", "SiLU",
-      "Mish", "Sigmoid", "Tanh", "Hardtanh", "Hardshrink", "Softshrink", "Softplus", "Softsign",
-      "Tanhshrink", "Threshold", "LogSigmoid", "Softmax", "LogSoftmax", "Softmin", "GLU",
-      "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
-      "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
-      "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "BatchNorm1d",
-      "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
-      "LayerNorm", "GroupNorm", "LocalResponseNorm", "CrossMapLRN2d", "Dropout", "Dropout2d",
-      "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "Flatten", "Unflatten", "Identity",
-      "Embedding", "PixelShuffle", "PixelUnshuffle", "Upsample", "ZeroPad2d", "ReflectionPad1d",
-      "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
-      "ReplicationPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "Fold", "Unfold"};
+  static const std::set<std::string> names = {"Conv1d",
+                                              "Conv2d",
+                                              "Conv3d",
+                                              "ConvTranspose1d",
+                                              "ConvTranspose2d",
+                                              "ConvTranspose3d",
+                                              "Linear",
+                                              "ReLU",
+                                              "ReLU6",
+                                              "LeakyReLU",
+                                              "PReLU",
+                                              "ELU",
+                                              "SELU",
+                                              "CELU",
+                                              "GELU",
+                                              "SiLU",
+                                              "Mish",
+                                              "Sigmoid",
+                                              "Tanh",
+                                              "Hardtanh",
+                                              "Hardshrink",
+                                              "Softshrink",
+                                              "Softplus",
+                                              "Softsign",
+                                              "Tanhshrink",
+                                              "Threshold",
+                                              "LogSigmoid",
+                                              "Softmax",
+                                              "LogSoftmax",
+                                              "Softmin",
+                                              "GLU",
+                                              "MaxPool1d",
+                                              "MaxPool2d",
+                                              "MaxPool3d",
+                                              "AvgPool1d",
+                                              "AvgPool2d",
+                                              "AvgPool3d",
+                                              "AdaptiveAvgPool1d",
+                                              "AdaptiveAvgPool2d",
+                                              "AdaptiveAvgPool3d",
+                                              "AdaptiveMaxPool1d",
+                                              "AdaptiveMaxPool2d",
+                                              "AdaptiveMaxPool3d",
+                                              "LPPool1d",
+                                              "LPPool2d",
+                                              "BatchNorm1d",
+                                              "BatchNorm2d",
+                                              "BatchNorm3d",
+                                              "InstanceNorm1d",
+                                              "InstanceNorm2d",
+                                              "InstanceNorm3d",
+                                              "LayerNorm",
+                                              "GroupNorm",
+                                              "LocalResponseNorm",
+                                              "CrossMapLRN2d",
+                                              "Dropout",
+                                              "Dropout2d",
+                                              "Dropout3d",
+                                              "AlphaDropout",
+                                              "FeatureAlphaDropout",
+                                              "Flatten",
+                                              "Unflatten",
+                                              "Identity",
+                                              "Embedding",
+                                              "PixelShuffle",
+                                              "PixelUnshuffle",
+                                              "Upsample",
+                                              "ZeroPad2d",
+                                              "ReflectionPad1d",
+                                              "ReflectionPad2d",
+                                              "ReflectionPad3d",
+                                              "ReplicationPad1d",
+                                              "ReplicationPad2d",
+                                              "ReplicationPad3d",
+                                              "ConstantPad1d",
+                                              "ConstantPad2d",
+                                              "ConstantPad3d",
+                                              "Fold",
+                                              "Unfold"};
   return names.count(type) > 0;
 }
 
@@ -89,14 +154,14 @@ class SequentialWrapper {
 
 // Scope of every module: Root/Type[name]/Type[name]...
 void build_scopes(const torch::nn::Module& root, ActiveTrace& active) {
-  auto root_scope = c10::make_intrusive<jit::Scope>()->push(
-      c10::Symbol::scope(short_type_name(root.name())));
+  auto root_scope =
+      c10::make_intrusive<jit::Scope>()->push(c10::Symbol::scope(short_type_name(root.name())));
   std::function<void(const torch::nn::Module&, jit::ScopePtr)> visit =
       [&](const torch::nn::Module& m, jit::ScopePtr scope) {
         active.scopes[&m] = scope;
         for (const auto& item : m.named_children()) {
-          auto child_scope = scope->push(c10::Symbol::scope(
-              short_type_name(item.value()->name()) + "[" + item.key() + "]"));
+          auto child_scope = scope->push(
+              c10::Symbol::scope(short_type_name(item.value()->name()) + "[" + item.key() + "]"));
           visit(*item.value(), child_scope);
         }
       };
@@ -148,10 +213,12 @@ std::vector<TracedParam> state_dict(const torch::nn::Module& root) {
   return out;
 }
 
-TraceResult trace(const Traceable& model, const std::vector<torch::Tensor>& args, TrainingMode mode) {
+TraceResult trace(const Traceable& model, const std::vector<torch::Tensor>& args,
+                  TrainingMode mode) {
   if (!model.forward) throw ExportError("the model to export has no forward function");
   for (size_t i = 0; i < args.size(); ++i)
-    if (!args[i].defined()) throw ExportError("example input " + std::to_string(i) + " is an undefined tensor");
+    if (!args[i].defined())
+      throw ExportError("example input " + std::to_string(i) + " is an undefined tensor");
 
   TraceResult result;
   result.num_user_inputs = args.size();
@@ -261,17 +328,26 @@ Traceable make_traceable(torch::nn::AnyModule module) {
     // AnyModule checks the count and types of the arguments against forward's signature.
     auto& m = *shared;
     switch (in.size()) {
-      case 0: return flatten_outputs(m.any_forward());
-      case 1: return flatten_outputs(m.any_forward(in[0]));
-      case 2: return flatten_outputs(m.any_forward(in[0], in[1]));
-      case 3: return flatten_outputs(m.any_forward(in[0], in[1], in[2]));
-      case 4: return flatten_outputs(m.any_forward(in[0], in[1], in[2], in[3]));
-      case 5: return flatten_outputs(m.any_forward(in[0], in[1], in[2], in[3], in[4]));
-      case 6: return flatten_outputs(m.any_forward(in[0], in[1], in[2], in[3], in[4], in[5]));
-      default: break;
+      case 0:
+        return flatten_outputs(m.any_forward());
+      case 1:
+        return flatten_outputs(m.any_forward(in[0]));
+      case 2:
+        return flatten_outputs(m.any_forward(in[0], in[1]));
+      case 3:
+        return flatten_outputs(m.any_forward(in[0], in[1], in[2]));
+      case 4:
+        return flatten_outputs(m.any_forward(in[0], in[1], in[2], in[3]));
+      case 5:
+        return flatten_outputs(m.any_forward(in[0], in[1], in[2], in[3], in[4]));
+      case 6:
+        return flatten_outputs(m.any_forward(in[0], in[1], in[2], in[3], in[4], in[5]));
+      default:
+        break;
     }
-    throw ExportError("tonnx traces modules with up to 6 tensor inputs; wrap the model in a "
-                      "callable that takes a std::vector<torch::Tensor>");
+    throw ExportError(
+        "tonnx traces modules with up to 6 tensor inputs; wrap the model in a "
+        "callable that takes a std::vector<torch::Tensor>");
   };
   return t;
 }

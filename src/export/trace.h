@@ -11,7 +11,7 @@ namespace tonnx::detail {
 struct TraceResult {
   std::shared_ptr<torch::jit::Graph> graph;
   size_t num_user_inputs = 0;
-  std::vector<TracedParam> params;          // graph inputs after the user inputs
+  std::vector<TracedParam> params;           // graph inputs after the user inputs
   std::vector<torch::Tensor> eager_outputs;  // what the traced run returned
 };
 
@@ -19,6 +19,7 @@ struct TraceResult {
 // Tensors shared between modules appear once, under their first name.
 std::vector<TracedParam> state_dict(const torch::nn::Module& root);
 
-TraceResult trace(const Traceable& model, const std::vector<torch::Tensor>& args, TrainingMode mode);
+TraceResult trace(const Traceable& model, const std::vector<torch::Tensor>& args,
+                  TrainingMode mode);
 
 }  // namespace tonnx::detail

@@ -10,42 +10,72 @@ namespace tonnx::ir {
 
 const char* dtype_name(DType t) {
   switch (t) {
-    case DType::Float: return "Float";
-    case DType::UInt8: return "Byte";
-    case DType::Int8: return "Char";
-    case DType::UInt16: return "UInt16";
-    case DType::Int16: return "Short";
-    case DType::Int32: return "Int";
-    case DType::Int64: return "Long";
-    case DType::String: return "String";
-    case DType::Bool: return "Bool";
-    case DType::Float16: return "Half";
-    case DType::Double: return "Double";
-    case DType::UInt32: return "UInt32";
-    case DType::UInt64: return "UInt64";
-    case DType::Complex64: return "ComplexFloat";
-    case DType::Complex128: return "ComplexDouble";
-    case DType::BFloat16: return "BFloat16";
-    case DType::Undefined: break;
+    case DType::Float:
+      return "Float";
+    case DType::UInt8:
+      return "Byte";
+    case DType::Int8:
+      return "Char";
+    case DType::UInt16:
+      return "UInt16";
+    case DType::Int16:
+      return "Short";
+    case DType::Int32:
+      return "Int";
+    case DType::Int64:
+      return "Long";
+    case DType::String:
+      return "String";
+    case DType::Bool:
+      return "Bool";
+    case DType::Float16:
+      return "Half";
+    case DType::Double:
+      return "Double";
+    case DType::UInt32:
+      return "UInt32";
+    case DType::UInt64:
+      return "UInt64";
+    case DType::Complex64:
+      return "ComplexFloat";
+    case DType::Complex128:
+      return "ComplexDouble";
+    case DType::BFloat16:
+      return "BFloat16";
+    case DType::Undefined:
+      break;
   }
   return "Undefined";
 }
 
 DType dtype_from_scalar_type(at::ScalarType t) {
   switch (t) {
-    case at::kFloat: return DType::Float;
-    case at::kByte: return DType::UInt8;
-    case at::kChar: return DType::Int8;
-    case at::kShort: return DType::Int16;
-    case at::kInt: return DType::Int32;
-    case at::kLong: return DType::Int64;
-    case at::kBool: return DType::Bool;
-    case at::kHalf: return DType::Float16;
-    case at::kDouble: return DType::Double;
-    case at::kBFloat16: return DType::BFloat16;
-    case at::kComplexFloat: return DType::Complex64;
-    case at::kComplexDouble: return DType::Complex128;
-    default: break;
+    case at::kFloat:
+      return DType::Float;
+    case at::kByte:
+      return DType::UInt8;
+    case at::kChar:
+      return DType::Int8;
+    case at::kShort:
+      return DType::Int16;
+    case at::kInt:
+      return DType::Int32;
+    case at::kLong:
+      return DType::Int64;
+    case at::kBool:
+      return DType::Bool;
+    case at::kHalf:
+      return DType::Float16;
+    case at::kDouble:
+      return DType::Double;
+    case at::kBFloat16:
+      return DType::BFloat16;
+    case at::kComplexFloat:
+      return DType::Complex64;
+    case at::kComplexDouble:
+      return DType::Complex128;
+    default:
+      break;
   }
   throw std::invalid_argument(std::string("ONNX has no tensor type for ATen dtype ") +
                               c10::toString(t));
@@ -53,19 +83,32 @@ DType dtype_from_scalar_type(at::ScalarType t) {
 
 at::ScalarType scalar_type_from_dtype(DType t) {
   switch (t) {
-    case DType::Float: return at::kFloat;
-    case DType::UInt8: return at::kByte;
-    case DType::Int8: return at::kChar;
-    case DType::Int16: return at::kShort;
-    case DType::Int32: return at::kInt;
-    case DType::Int64: return at::kLong;
-    case DType::Bool: return at::kBool;
-    case DType::Float16: return at::kHalf;
-    case DType::Double: return at::kDouble;
-    case DType::BFloat16: return at::kBFloat16;
-    case DType::Complex64: return at::kComplexFloat;
-    case DType::Complex128: return at::kComplexDouble;
-    default: break;
+    case DType::Float:
+      return at::kFloat;
+    case DType::UInt8:
+      return at::kByte;
+    case DType::Int8:
+      return at::kChar;
+    case DType::Int16:
+      return at::kShort;
+    case DType::Int32:
+      return at::kInt;
+    case DType::Int64:
+      return at::kLong;
+    case DType::Bool:
+      return at::kBool;
+    case DType::Float16:
+      return at::kHalf;
+    case DType::Double:
+      return at::kDouble;
+    case DType::BFloat16:
+      return at::kBFloat16;
+    case DType::Complex64:
+      return at::kComplexFloat;
+    case DType::Complex128:
+      return at::kComplexDouble;
+    default:
+      break;
   }
   throw std::invalid_argument(std::string("tensor element type ") + dtype_name(t) +
                               " (ONNX data_type " + std::to_string(static_cast<int>(t)) +
@@ -167,14 +210,30 @@ void print_tensor_value(std::ostream& os, const at::Tensor& t) {
 std::string AttrValue::str() const {
   std::ostringstream os;
   switch (kind()) {
-    case Kind::Int: os << i(); break;
-    case Kind::Float: os << f(); break;
-    case Kind::String: os << '"' << s() << '"'; break;
-    case Kind::Tensor: print_tensor_value(os, t()); break;
-    case Kind::Graph: os << "<graph>"; break;
-    case Kind::Ints: print_list(os, ints()); break;
-    case Kind::Floats: print_list(os, floats()); break;
-    case Kind::Strings: print_list(os, strings(), true); break;
+    case Kind::Int:
+      os << i();
+      break;
+    case Kind::Float:
+      os << f();
+      break;
+    case Kind::String:
+      os << '"' << s() << '"';
+      break;
+    case Kind::Tensor:
+      print_tensor_value(os, t());
+      break;
+    case Kind::Graph:
+      os << "<graph>";
+      break;
+    case Kind::Ints:
+      print_list(os, ints());
+      break;
+    case Kind::Floats:
+      print_list(os, floats());
+      break;
+    case Kind::Strings:
+      print_list(os, strings(), true);
+      break;
   }
   return os.str();
 }
@@ -210,9 +269,9 @@ void Node::set_attr(const std::string& name, AttrValue v) {
 }
 
 void Node::remove_attr(const std::string& name) {
-  attrs_.erase(std::remove_if(attrs_.begin(), attrs_.end(),
-                              [&](const Attr& a) { return a.name == name; }),
-               attrs_.end());
+  attrs_.erase(
+      std::remove_if(attrs_.begin(), attrs_.end(), [&](const Attr& a) { return a.name == name; }),
+      attrs_.end());
 }
 
 int64_t Node::attr_i(const std::string& name, int64_t dflt) const {

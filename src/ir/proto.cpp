@@ -23,9 +23,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-size_t element_size(ir::DType t) {
-  return c10::elementSize(ir::scalar_type_from_dtype(t));
-}
+size_t element_size(ir::DType t) { return c10::elementSize(ir::scalar_type_from_dtype(t)); }
 
 int64_t checked_numel(const std::vector<int64_t>& dims, const std::string& what) {
   int64_t n = 1;
@@ -40,9 +38,7 @@ int64_t checked_numel(const std::vector<int64_t>& dims, const std::string& what)
   return n;
 }
 
-std::string tensor_label(const onnx::TensorProto& p) {
-  return "tensor '" + p.name() + "'";
-}
+std::string tensor_label(const onnx::TensorProto& p) { return "tensor '" + p.name() + "'"; }
 
 // Copies a repeated proto field into a fresh tensor of the given type.
 template <typename Src>
@@ -77,14 +73,17 @@ struct MappedFile {
   }
 };
 
-at::Tensor read_external(const onnx::TensorProto& p, const std::string& base_dir,
-                         at::ScalarType st, const std::vector<int64_t>& dims, int64_t numel) {
+at::Tensor read_external(const onnx::TensorProto& p, const std::string& base_dir, at::ScalarType st,
+                         const std::vector<int64_t>& dims, int64_t numel) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& kv : p.external_data()) {
-    if (kv.key() == "location") location = kv.value();
-    else if (kv.key() == "offset") offset = std::stoll(kv.value());
-    else if (kv.key() == "length") length = std::stoll(kv.value());
+    if (kv.key() == "location")
+      location = kv.value();
+    else if (kv.key() == "offset")
+      offset = std::stoll(kv.value());
+    else if (kv.key() == "length")
+      length = std::stoll(kv.value());
   }
   const std::string label = tensor_label(p);
   if (location.empty()) throw std::runtime_error(label + ": external data has no location");
@@ -95,8 +94,8 @@ at::Tensor read_external(const onnx::TensorProto& p, const std::string& base_dir
   fs::path full = fs::path(base_dir.empty() ? "." : base_dir) / rel;
   int fd = ::open(full.c_str(), O_RDONLY);
   if (fd < 0)
-    throw std::runtime_error(label + ": cannot open external data file " + full.string() +
-                             ": " + std::strerror(errno));
+    throw std::runtime_error(label + ": cannot open external data file " + full.string() + ": " +
+                             std::strerror(errno));
   struct stat st_buf {};
   fstat(fd, &st_buf);
   const size_t file_size = static_cast<size_t>(st_buf.st_size);
@@ -104,9 +103,9 @@ at::Tensor read_external(const onnx::TensorProto& p, const std::string& base_dir
   if (offset < 0 || (length >= 0 && static_cast<size_t>(length) != nbytes) ||
       static_cast<size_t>(offset) + nbytes > file_size) {
     ::close(fd);
-    throw std::runtime_error(label + ": external data (offset " + std::to_string(offset) +
-                             ", " + std::to_string(nbytes) + " bytes) lies outside " +
-                             full.string() + " (" + std::to_string(file_size) + " bytes)");
+    throw std::runtime_error(label + ": external data (offset " + std::to_string(offset) + ", " +
+                             std::to_string(nbytes) + " bytes) lies outside " + full.string() +
+                             " (" + std::to_string(file_size) + " bytes)");
   }
   if (nbytes == 0) {
     ::close(fd);
@@ -162,16 +161,20 @@ at::Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& base
     return t;
   }
   switch (dtype) {
-    case ir::DType::Float: return from_repeated(p.float_data(), numel, st, dims, label);
-    case ir::DType::Double: return from_repeated(p.double_data(), numel, st, dims, label);
-    case ir::DType::Int64: return from_repeated(p.int64_data(), numel, st, dims, label);
+    case ir::DType::Float:
+      return from_repeated(p.float_data(), numel, st, dims, label);
+    case ir::DType::Double:
+      return from_repeated(p.double_data(), numel, st, dims, label);
+    case ir::DType::Int64:
+      return from_repeated(p.int64_data(), numel, st, dims, label);
     case ir::DType::UInt32:
     case ir::DType::UInt64:
       throw std::runtime_error(label + ": unsigned 32/64-bit tensors are not supported by ATen");
     case ir::DType::Complex64:
     case ir::DType::Complex128:
       throw std::runtime_error(label + ": complex tensors in typed fields are not supported");
-    default: return from_repeated(p.int32_data(), numel, st, dims, label);
+    default:
+      return from_repeated(p.int32_data(), numel, st, dims, label);
   }
 }
 
@@ -270,7 +273,8 @@ void graph_to_proto(const ir::Graph& g, onnx::GraphProto* gp, bool with_data) {
   if (!g.doc.empty()) gp->set_doc_string(g.doc);
   for (const ir::Value* v : g.inputs()) value_info(v, gp->add_input());
   for (const auto& [v, t] : g.initializers())
-    *gp->add_initializer() = with_data ? tensor_to_proto(t, v->name()) : tensor_header(t, v->name());
+    *gp->add_initializer() =
+        with_data ? tensor_to_proto(t, v->name()) : tensor_header(t, v->name());
   for (const auto& n : g.nodes()) {
     auto* np = gp->add_node();
     np->set_op_type(n->op_type());
@@ -290,24 +294,32 @@ ir::AttrValue attr_from_proto(const onnx::AttributeProto& ap, const std::string&
                               std::shared_ptr<ir::Graph> (*read_graph)(const onnx::GraphProto&,
                                                                        const std::string&)) {
   switch (ap.type()) {
-    case onnx::AttributeProto::INT: return ir::AttrValue(static_cast<int64_t>(ap.i()));
-    case onnx::AttributeProto::FLOAT: return ir::AttrValue(ap.f());
-    case onnx::AttributeProto::STRING: return ir::AttrValue(ap.s());
-    case onnx::AttributeProto::TENSOR: return ir::AttrValue(tensor_from_proto(ap.t(), base_dir));
-    case onnx::AttributeProto::GRAPH: return ir::AttrValue(read_graph(ap.g(), base_dir));
-    case onnx::AttributeProto::INTS: return ir::AttrValue(ir::Ints(ap.ints().begin(), ap.ints().end()));
+    case onnx::AttributeProto::INT:
+      return ir::AttrValue(static_cast<int64_t>(ap.i()));
+    case onnx::AttributeProto::FLOAT:
+      return ir::AttrValue(ap.f());
+    case onnx::AttributeProto::STRING:
+      return ir::AttrValue(ap.s());
+    case onnx::AttributeProto::TENSOR:
+      return ir::AttrValue(tensor_from_proto(ap.t(), base_dir));
+    case onnx::AttributeProto::GRAPH:
+      return ir::AttrValue(read_graph(ap.g(), base_dir));
+    case onnx::AttributeProto::INTS:
+      return ir::AttrValue(ir::Ints(ap.ints().begin(), ap.ints().end()));
     case onnx::AttributeProto::FLOATS:
       return ir::AttrValue(ir::Floats(ap.floats().begin(), ap.floats().end()));
     case onnx::AttributeProto::STRINGS:
       return ir::AttrValue(ir::Strings(ap.strings().begin(), ap.strings().end()));
-    default: break;
+    default:
+      break;
   }
   throw std::runtime_error("attribute '" + ap.name() + "' has type " +
                            std::to_string(static_cast<int>(ap.type())) +
                            ", which tonnx does not read");
 }
 
-std::shared_ptr<ir::Graph> graph_from_proto(const onnx::GraphProto& gp, const std::string& base_dir) {
+std::shared_ptr<ir::Graph> graph_from_proto(const onnx::GraphProto& gp,
+                                            const std::string& base_dir) {
   auto g = std::make_shared<ir::Graph>();
   g->name = gp.name();
   g->doc = gp.doc_string();
@@ -359,7 +371,8 @@ std::shared_ptr<ir::Graph> graph_from_proto(const onnx::GraphProto& gp, const st
   for (const auto& out : gp.output()) {
     auto it = by_name.find(out.name());
     if (it == by_name.end())
-      throw std::runtime_error("graph output '" + out.name() + "' is produced by no node, input or initializer");
+      throw std::runtime_error("graph output '" + out.name() +
+                               "' is produced by no node, input or initializer");
     if (!it->second->type()) it->second->set_type(type_from_proto(out.type()));
     g->add_output(it->second);
   }
@@ -404,7 +417,9 @@ ir::Model model_from_proto(const onnx::ModelProto& p, const std::string& base_di
 namespace {
 std::string read_bytes(const std::string& path, const char* what) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(std::string("cannot open ") + what + " '" + path + "': " + std::strerror(errno));
+  if (!in)
+    throw std::runtime_error(std::string("cannot open ") + what + " '" + path +
+                             "': " + std::strerror(errno));
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -415,8 +430,9 @@ onnx::ModelProto read_model_proto(const std::string& path) {
   std::string bytes = read_bytes(path, "model file");
   onnx::ModelProto m;
   if (!m.ParseFromString(bytes))
-    throw std::runtime_error("'" + path + "' is not a valid ONNX model: its protobuf does not parse (" +
-                             std::to_string(bytes.size()) + " bytes; truncated or not an .onnx file?)");
+    throw std::runtime_error(
+        "'" + path + "' is not a valid ONNX model: its protobuf does not parse (" +
+        std::to_string(bytes.size()) + " bytes; truncated or not an .onnx file?)");
   return m;
 }
 
@@ -435,7 +451,9 @@ ir::Model load_model(const std::string& path) {
 }
 
 void write_file_atomic(const std::string& path, const std::string& bytes) {
-  write_file_atomic(path, [&](std::ostream& out) { out.write(bytes.data(), static_cast<std::streamsize>(bytes.size())); });
+  write_file_atomic(path, [&](std::ostream& out) {
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  });
 }
 
 void write_file_atomic(const std::string& path, const std::function<void(std::ostream&)>& write) {
@@ -443,15 +461,15 @@ void write_file_atomic(const std::string& path, const std::function<void(std::os
   fs::path dir = target.parent_path();
   if (dir.empty()) dir = ".";
   if (!fs::is_directory(dir))
-    throw std::runtime_error("cannot write '" + path + "': folder '" + dir.string() + "' does not exist");
+    throw std::runtime_error("cannot write '" + path + "': folder '" + dir.string() +
+                             "' does not exist");
   if (fs::is_directory(target))
     throw std::runtime_error("cannot write '" + path + "': it is a folder");
   std::random_device rd;
   fs::path tmp = dir / ("." + target.filename().string() + ".tmp" + std::to_string(rd()));
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out)
-      throw std::runtime_error("cannot write '" + path + "': " + std::strerror(errno));
+    if (!out) throw std::runtime_error("cannot write '" + path + "': " + std::strerror(errno));
     try {
       write(out);
     } catch (...) {
@@ -479,8 +497,10 @@ void write_file_atomic(const std::string& path, const std::function<void(std::os
 void save_model_proto(const onnx::ModelProto& m, const std::string& path) {
   std::string bytes;
   if (m.ByteSizeLong() > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
-    throw std::runtime_error("cannot write '" + path + "': the model is over 2 GB, protobuf's limit");
-  if (!m.SerializeToString(&bytes)) throw std::runtime_error("serializing the model for '" + path + "' failed");
+    throw std::runtime_error("cannot write '" + path +
+                             "': the model is over 2 GB, protobuf's limit");
+  if (!m.SerializeToString(&bytes))
+    throw std::runtime_error("serializing the model for '" + path + "' failed");
   write_file_atomic(path, bytes);
 }
 
@@ -510,11 +530,13 @@ void save_model(const ir::Model& m, onnx::ModelProto& skeleton, const std::strin
     ~Restore() { a.Swap(m.mutable_graph()->mutable_initializer()); }
   } restore{saved, skeleton};
   std::string head;
-  if (!skeleton.SerializeToString(&head)) throw std::runtime_error("serializing the model for '" + path + "' failed");
+  if (!skeleton.SerializeToString(&head))
+    throw std::runtime_error("serializing the model for '" + path + "' failed");
   uint64_t total = head.size();
   for (const auto& [v, t] : inits) total += t.numel() * t.element_size();
   if (total > static_cast<uint64_t>(std::numeric_limits<int32_t>::max()))
-    throw std::runtime_error("cannot write '" + path + "': the model is over 2 GB, protobuf's limit");
+    throw std::runtime_error("cannot write '" + path +
+                             "': the model is over 2 GB, protobuf's limit");
   write_file_atomic(path, [&](std::ostream& out) {
     out.write(head.data(), static_cast<std::streamsize>(head.size()));
     constexpr int kGraph = 7, kInitializer = 5, kRawData = 9;
@@ -550,7 +572,9 @@ void write_test_data(const std::string& dir, const TestDataSet& set, int index) 
   fs::path d = fs::path(dir) / ("test_data_set_" + std::to_string(index));
   std::error_code ec;
   fs::create_directories(d, ec);
-  if (ec) throw std::runtime_error("cannot create test data folder '" + d.string() + "': " + ec.message());
+  if (ec)
+    throw std::runtime_error("cannot create test data folder '" + d.string() +
+                             "': " + ec.message());
   auto name_of = [](const std::vector<std::string>& names, size_t i) {
     return i < names.size() ? names[i] : std::string();
   };

@@ -9,20 +9,21 @@ namespace nn = torch::nn;
 AlexNetImpl::AlexNetImpl(int64_t num_classes) {
   features = register_module(
       "features",
-      nn::Sequential(nn::Conv2d(nn::Conv2dOptions(3, 64, 11).stride(4).padding(2)),
-                     nn::ReLU(nn::ReLUOptions(true)), nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2)),
-                     nn::Conv2d(nn::Conv2dOptions(64, 192, 5).padding(2)), nn::ReLU(nn::ReLUOptions(true)),
-                     nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2)),
-                     nn::Conv2d(nn::Conv2dOptions(192, 384, 3).padding(1)), nn::ReLU(nn::ReLUOptions(true)),
-                     nn::Conv2d(nn::Conv2dOptions(384, 256, 3).padding(1)), nn::ReLU(nn::ReLUOptions(true)),
-                     nn::Conv2d(nn::Conv2dOptions(256, 256, 3).padding(1)), nn::ReLU(nn::ReLUOptions(true)),
-                     nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2))));
+      nn::Sequential(
+          nn::Conv2d(nn::Conv2dOptions(3, 64, 11).stride(4).padding(2)),
+          nn::ReLU(nn::ReLUOptions(true)), nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2)),
+          nn::Conv2d(nn::Conv2dOptions(64, 192, 5).padding(2)), nn::ReLU(nn::ReLUOptions(true)),
+          nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2)),
+          nn::Conv2d(nn::Conv2dOptions(192, 384, 3).padding(1)), nn::ReLU(nn::ReLUOptions(true)),
+          nn::Conv2d(nn::Conv2dOptions(384, 256, 3).padding(1)), nn::ReLU(nn::ReLUOptions(true)),
+          nn::Conv2d(nn::Conv2dOptions(256, 256, 3).padding(1)), nn::ReLU(nn::ReLUOptions(true)),
+          nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2))));
   avgpool = register_module("avgpool", nn::AdaptiveAvgPool2d(nn::AdaptiveAvgPool2dOptions({6, 6})));
   classifier = register_module(
       "classifier",
-      nn::Sequential(nn::Dropout(0.5), nn::Linear(256 * 6 * 6, 4096), nn::ReLU(nn::ReLUOptions(true)),
-                     nn::Dropout(0.5), nn::Linear(4096, 4096), nn::ReLU(nn::ReLUOptions(true)),
-                     nn::Linear(4096, num_classes)));
+      nn::Sequential(nn::Dropout(0.5), nn::Linear(256 * 6 * 6, 4096),
+                     nn::ReLU(nn::ReLUOptions(true)), nn::Dropout(0.5), nn::Linear(4096, 4096),
+                     nn::ReLU(nn::ReLUOptions(true)), nn::Linear(4096, num_classes)));
 }
 
 torch::Tensor AlexNetImpl::forward(torch::Tensor x) {
@@ -50,9 +51,9 @@ VGGImpl::VGGImpl(const std::vector<int64_t>& cfg, bool batch_norm, int64_t num_c
   avgpool = register_module("avgpool", nn::AdaptiveAvgPool2d(nn::AdaptiveAvgPool2dOptions({7, 7})));
   classifier = register_module(
       "classifier",
-      nn::Sequential(nn::Linear(512 * 7 * 7, 4096), nn::ReLU(nn::ReLUOptions(true)), nn::Dropout(0.5),
-                     nn::Linear(4096, 4096), nn::ReLU(nn::ReLUOptions(true)), nn::Dropout(0.5),
-                     nn::Linear(4096, num_classes)));
+      nn::Sequential(nn::Linear(512 * 7 * 7, 4096), nn::ReLU(nn::ReLUOptions(true)),
+                     nn::Dropout(0.5), nn::Linear(4096, 4096), nn::ReLU(nn::ReLUOptions(true)),
+                     nn::Dropout(0.5), nn::Linear(4096, num_classes)));
 }
 
 torch::Tensor VGGImpl::forward(torch::Tensor x) {
@@ -63,8 +64,11 @@ torch::Tensor VGGImpl::forward(torch::Tensor x) {
   return classifier->forward(x);
 }
 
-VGG vgg11() { return VGG(std::vector<int64_t>{64, 0, 128, 0, 256, 256, 0, 512, 512, 0, 512, 512, 0}, false); }
-static const std::vector<int64_t> kVgg16 = {64, 64, 0, 128, 128, 0, 256, 256, 256, 0, 512, 512, 512, 0, 512, 512, 512, 0};
+VGG vgg11() {
+  return VGG(std::vector<int64_t>{64, 0, 128, 0, 256, 256, 0, 512, 512, 0, 512, 512, 0}, false);
+}
+static const std::vector<int64_t> kVgg16 = {64, 64,  0,   128, 128, 0,   256, 256, 256,
+                                            0,  512, 512, 512, 0,   512, 512, 512, 0};
 VGG vgg16() { return VGG(kVgg16, false); }
 VGG vgg16_bn() { return VGG(kVgg16, true); }
 
@@ -150,12 +154,15 @@ ResNetImpl::ResNetImpl(bool bottleneck, const std::vector<int64_t>& layers, int6
     nn::Sequential layer;
     nn::Sequential down{nullptr};
     if (stride != 1 || inplanes != planes * expansion)
-      down = nn::Sequential(conv(inplanes, planes * expansion, 1, stride), nn::BatchNorm2d(planes * expansion));
+      down = nn::Sequential(conv(inplanes, planes * expansion, 1, stride),
+                            nn::BatchNorm2d(planes * expansion));
     for (int64_t i = 0; i < blocks; ++i) {
       int64_t s = i == 0 ? stride : 1;
       nn::Sequential d = i == 0 ? down : nn::Sequential(nullptr);
-      if (bottleneck) layer->push_back(Bottleneck(inplanes, planes, s, d));
-      else layer->push_back(BasicBlock(inplanes, planes, s, d));
+      if (bottleneck)
+        layer->push_back(Bottleneck(inplanes, planes, s, d));
+      else
+        layer->push_back(BasicBlock(inplanes, planes, s, d));
       inplanes = planes * expansion;
     }
     return layer;

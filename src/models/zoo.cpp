@@ -46,7 +46,8 @@ std::function<Traceable(uint64_t)> maker(std::function<Holder()> build) {
   };
 }
 
-std::vector<torch::Tensor> randn_inputs(const std::vector<std::vector<int64_t>>& shapes, uint64_t seed) {
+std::vector<torch::Tensor> randn_inputs(const std::vector<std::vector<int64_t>>& shapes,
+                                        uint64_t seed) {
   torch::manual_seed(seed + 1);
   std::vector<torch::Tensor> out;
   for (const auto& s : shapes) out.push_back(torch::randn(s));
@@ -57,13 +58,21 @@ using S = std::vector<std::vector<int64_t>>;
 
 std::vector<ZooEntry> build_zoo() {
   std::vector<ZooEntry> z;
-  auto image = [&](std::string name, std::string desc, S shapes, std::function<Traceable(uint64_t)> make) {
-    z.push_back({std::move(name), std::move(desc), std::move(shapes), {at::kFloat}, std::move(make), randn_inputs});
+  auto image = [&](std::string name, std::string desc, S shapes,
+                   std::function<Traceable(uint64_t)> make) {
+    z.push_back({std::move(name),
+                 std::move(desc),
+                 std::move(shapes),
+                 {at::kFloat},
+                 std::move(make),
+                 randn_inputs});
   };
   image("alexnet", "AlexNet (torchvision), the seed's example", S{{10, 3, 224, 224}},
         maker<AlexNet>([] { return AlexNet(); }));
-  image("resnet18", "ResNet-18 (torchvision)", S{{1, 3, 224, 224}}, maker<ResNet>([] { return resnet18(); }));
-  image("resnet50", "ResNet-50 (torchvision)", S{{1, 3, 224, 224}}, maker<ResNet>([] { return resnet50(); }));
+  image("resnet18", "ResNet-18 (torchvision)", S{{1, 3, 224, 224}},
+        maker<ResNet>([] { return resnet18(); }));
+  image("resnet50", "ResNet-50 (torchvision)", S{{1, 3, 224, 224}},
+        maker<ResNet>([] { return resnet50(); }));
   image("vgg11", "VGG-11 (torchvision)", S{{1, 3, 224, 224}}, maker<VGG>([] { return vgg11(); }));
   image("vgg16", "VGG-16 (torchvision)", S{{1, 3, 224, 224}}, maker<VGG>([] { return vgg16(); }));
   image("vgg16_bn", "VGG-16 with batch norm (torchvision)", S{{1, 3, 224, 224}},

@@ -34,8 +34,9 @@ size_t fuse_transpose_into_gemm(ir::Graph& g) {
 namespace {
 
 bool nondeterministic(const std::string& op) {
-  static const std::set<std::string> ops = {"RandomNormal", "RandomUniform", "RandomNormalLike",
-                                            "RandomUniformLike", "Multinomial", "Bernoulli"};
+  static const std::set<std::string> ops = {"RandomNormal",     "RandomUniform",
+                                            "RandomNormalLike", "RandomUniformLike",
+                                            "Multinomial",      "Bernoulli"};
   return ops.count(op) > 0;
 }
 
@@ -83,7 +84,8 @@ size_t fold_constants(ir::Graph& g, int opset, bool fold_shapes) {
       auto it = known.find(in);
       if (it == known.end()) {
         if (is_shape) {
-          inputs.push_back(at::zeros({}, at::kFloat).expand(*static_shape(in)));  // only its shape is read
+          inputs.push_back(
+              at::zeros({}, at::kFloat).expand(*static_shape(in)));  // only its shape is read
           continue;
         }
         all_known = false;
@@ -185,7 +187,8 @@ void assign_names(ir::Graph& g) {
   std::unordered_set<std::string> node_names;
   for (const auto& node : g.nodes()) {
     for (ir::Value* o : node->outputs())
-      if (o->name().empty() && (!o->uses().empty() || o->producer())) o->set_name(fresh(std::to_string(counter++)));
+      if (o->name().empty() && (!o->uses().empty() || o->producer()))
+        o->set_name(fresh(std::to_string(counter++)));
     if (!node->name().empty()) continue;
     std::string path = module_path(node->scope());
     std::string prefix;

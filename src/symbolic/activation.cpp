@@ -23,9 +23,11 @@ Outputs softmax_like(SymbolicContext& g, const char* op) {
   return g.op("Transpose", {y}, {{"perm", perm}});
 }
 TONNX_SYMBOLIC("aten::softmax", 9, [](SymbolicContext& g) { return softmax_like(g, "Softmax"); });
-TONNX_SYMBOLIC("aten::log_softmax", 9, [](SymbolicContext& g) { return softmax_like(g, "LogSoftmax"); });
+TONNX_SYMBOLIC("aten::log_softmax", 9,
+               [](SymbolicContext& g) { return softmax_like(g, "LogSoftmax"); });
 TONNX_SYMBOLIC("aten::_softmax", 9, [](SymbolicContext& g) { return softmax_like(g, "Softmax"); });
-TONNX_SYMBOLIC("aten::_log_softmax", 9, [](SymbolicContext& g) { return softmax_like(g, "LogSoftmax"); });
+TONNX_SYMBOLIC("aten::_log_softmax", 9,
+               [](SymbolicContext& g) { return softmax_like(g, "LogSoftmax"); });
 
 // dropout(input, p, train): identity in eval; Dropout with training_mode from opset 12.
 Outputs dropout(SymbolicContext& g) {

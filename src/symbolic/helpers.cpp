@@ -7,7 +7,8 @@ Value* input_as(SymbolicContext& g, size_t i, at::ScalarType dtype) {
     if (auto t = g.constant_tensor(i)) return g.constant(t->to(dtype));
     // Scalars (int, float, bool) take the tensor's type; ints stay exact.
     auto t = g.type(i);
-    if (t && t->dtype == ir::DType::Int64) return g.constant(at::scalar_tensor(g.i(i), at::kLong).to(dtype));
+    if (t && t->dtype == ir::DType::Int64)
+      return g.constant(at::scalar_tensor(g.i(i), at::kLong).to(dtype));
     return g.constant_scalar(g.f(i), dtype);
   }
   return g.cast(g.input(i), dtype);
@@ -36,13 +37,13 @@ Value* squeeze(SymbolicContext& g, Value* x, const std::vector<int64_t>& axes) {
 // ReduceSum takes axes as an input from opset 13; the other reductions from 18.
 Value* reduce(SymbolicContext& g, const std::string& op, Value* x,
               const std::optional<std::vector<int64_t>>& axes, bool keepdims) {
-  std::vector<ir::Attr> attrs{{"keepdims", int64_t{keepdims}}};
+  ir::Attr keep{"keepdims", int64_t{keepdims}};
   if (op == "ReduceSum" && g.opset() >= 13) {
-    if (!axes) return g.op(op, {x}, attrs);
-    return g.op(op, {x, g.constant_ints(*axes)}, attrs);
+    if (!axes) return g.op(op, {x}, {keep});
+    return g.op(op, {x, g.constant_ints(*axes)}, {keep});
   }
-  if (axes) attrs.push_back({"axes", *axes});
-  return g.op(op, {x}, attrs);
+  if (!axes) return g.op(op, {x}, {keep});
+  return g.op(op, {x}, {keep, ir::Attr{"axes", ir::Ints(*axes)}});
 }
 
 Value* shape_of(SymbolicContext& g, size_t i) {

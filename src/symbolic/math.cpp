@@ -24,7 +24,8 @@ TONNX_SYMBOLIC("aten::rsub", 9, [](SymbolicContext& g) -> Outputs {
   if (g.num_inputs() > 2 && g.f(2) != 1.0) a = g.op("Mul", {a, g.constant_scalar(g.f(2), dt)});
   return g.op("Sub", {b, a});
 });
-TONNX_SYMBOLIC("aten::mul", 9, [](SymbolicContext& g) { return binary(g, "Mul", g.output_scalar_type()); });
+TONNX_SYMBOLIC("aten::mul", 9,
+               [](SymbolicContext& g) { return binary(g, "Mul", g.output_scalar_type()); });
 
 // div(self, other[, rounding_mode]): true division in the result type (float for ints).
 TONNX_SYMBOLIC("aten::div", 9, [](SymbolicContext& g) -> Outputs {

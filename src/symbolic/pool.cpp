@@ -25,10 +25,12 @@ Outputs max_pool(SymbolicContext& g, size_t d, bool with_indices) {
   bool ceil = g.b(5);
   bool dilated = false;
   for (int64_t v : dilation) dilated = dilated || v != 1;
-  std::vector<ir::Attr> attrs{{"kernel_shape", kernel}, {"pads", twice(padding)}, {"strides", stride}};
+  std::vector<ir::Attr> attrs{
+      {"kernel_shape", kernel}, {"pads", twice(padding)}, {"strides", stride}};
   if (ceil || dilated) {
     // MaxPool gained ceil_mode and dilations in opset 10.
-    if (g.opset() < 10) g.unsupported_below(10, ceil ? "max_pool with ceil_mode=True" : "max_pool with dilation");
+    if (g.opset() < 10)
+      g.unsupported_below(10, ceil ? "max_pool with ceil_mode=True" : "max_pool with dilation");
     if (ceil) attrs.push_back({"ceil_mode", int64_t{1}});
     if (dilated) attrs.push_back({"dilations", dilation});
   }
@@ -41,15 +43,19 @@ Outputs max_pool(SymbolicContext& g, size_t d, bool with_indices) {
   auto base = g.op_n("MaxPool", {g.input(0)}, {{"kernel_shape", ones}, {"strides", ones}}, 2)[1];
   std::vector<int64_t> axes, starts(d, 0), ends(d, 1);
   for (size_t i = 0; i < d; ++i) axes.push_back(static_cast<int64_t>(2 + i));
-  Value* first = g.op("Slice", {base, g.constant_ints(starts), g.constant_ints(ends), g.constant_ints(axes)});
+  Value* first =
+      g.op("Slice", {base, g.constant_ints(starts), g.constant_ints(ends), g.constant_ints(axes)});
   return {outs[0], g.op("Sub", {outs[1], first})};
 }
 TONNX_SYMBOLIC("aten::max_pool1d", 9, [](SymbolicContext& g) { return max_pool(g, 1, false); });
 TONNX_SYMBOLIC("aten::max_pool2d", 9, [](SymbolicContext& g) { return max_pool(g, 2, false); });
 TONNX_SYMBOLIC("aten::max_pool3d", 9, [](SymbolicContext& g) { return max_pool(g, 3, false); });
-TONNX_SYMBOLIC("aten::max_pool1d_with_indices", 10, [](SymbolicContext& g) { return max_pool(g, 1, true); });
-TONNX_SYMBOLIC("aten::max_pool2d_with_indices", 10, [](SymbolicContext& g) { return max_pool(g, 2, true); });
-TONNX_SYMBOLIC("aten::max_pool3d_with_indices", 10, [](SymbolicContext& g) { return max_pool(g, 3, true); });
+TONNX_SYMBOLIC("aten::max_pool1d_with_indices", 10,
+               [](SymbolicContext& g) { return max_pool(g, 1, true); });
+TONNX_SYMBOLIC("aten::max_pool2d_with_indices", 10,
+               [](SymbolicContext& g) { return max_pool(g, 2, true); });
+TONNX_SYMBOLIC("aten::max_pool3d_with_indices", 10,
+               [](SymbolicContext& g) { return max_pool(g, 3, true); });
 
 // avg_poolNd(self, kernel_size, stride, padding, ceil_mode, count_include_pad[, divisor_override])
 Outputs avg_pool(SymbolicContext& g, size_t d) {
@@ -94,8 +100,9 @@ Outputs adaptive_pool(SymbolicContext& g, bool is_max) {
     for (size_t i = 0; i < d; ++i) {
       int64_t in = sizes[2 + i];
       if (out[i] <= 0 || in % out[i] != 0)
-        g.fail("adaptive pooling from size " + std::to_string(in) + " to " + std::to_string(out[i]) +
-               " is not a fixed-window pool (the input size must be a multiple of the output size)");
+        g.fail(
+            "adaptive pooling from size " + std::to_string(in) + " to " + std::to_string(out[i]) +
+            " is not a fixed-window pool (the input size must be a multiple of the output size)");
       kernel.push_back(in / out[i]);
     }
     results.push_back(g.op(is_max ? "MaxPool" : "AveragePool", {x},
@@ -104,12 +111,18 @@ Outputs adaptive_pool(SymbolicContext& g, bool is_max) {
   // adaptive_max_pool's indices output is left unbound: using it fails the export.
   return results;
 }
-TONNX_SYMBOLIC("aten::adaptive_avg_pool1d", 9, [](SymbolicContext& g) { return adaptive_pool(g, false); });
-TONNX_SYMBOLIC("aten::adaptive_avg_pool2d", 9, [](SymbolicContext& g) { return adaptive_pool(g, false); });
-TONNX_SYMBOLIC("aten::adaptive_avg_pool3d", 9, [](SymbolicContext& g) { return adaptive_pool(g, false); });
-TONNX_SYMBOLIC("aten::adaptive_max_pool1d", 9, [](SymbolicContext& g) { return adaptive_pool(g, true); });
-TONNX_SYMBOLIC("aten::adaptive_max_pool2d", 9, [](SymbolicContext& g) { return adaptive_pool(g, true); });
-TONNX_SYMBOLIC("aten::adaptive_max_pool3d", 9, [](SymbolicContext& g) { return adaptive_pool(g, true); });
+TONNX_SYMBOLIC("aten::adaptive_avg_pool1d", 9,
+               [](SymbolicContext& g) { return adaptive_pool(g, false); });
+TONNX_SYMBOLIC("aten::adaptive_avg_pool2d", 9,
+               [](SymbolicContext& g) { return adaptive_pool(g, false); });
+TONNX_SYMBOLIC("aten::adaptive_avg_pool3d", 9,
+               [](SymbolicContext& g) { return adaptive_pool(g, false); });
+TONNX_SYMBOLIC("aten::adaptive_max_pool1d", 9,
+               [](SymbolicContext& g) { return adaptive_pool(g, true); });
+TONNX_SYMBOLIC("aten::adaptive_max_pool2d", 9,
+               [](SymbolicContext& g) { return adaptive_pool(g, true); });
+TONNX_SYMBOLIC("aten::adaptive_max_pool3d", 9,
+               [](SymbolicContext& g) { return adaptive_pool(g, true); });
 
 }  // namespace
 }  // namespace tonnx::sym

@@ -9,54 +9,65 @@ Outputs reshape(SymbolicContext& g, Value* x) {
   return g.op("Reshape", {x, shape});
 }
 TONNX_SYMBOLIC("aten::view", 9, [](SymbolicContext& g, Value* x, Value*) { return reshape(g, x); });
-TONNX_SYMBOLIC("aten::reshape", 9, [](SymbolicContext& g, Value* x, Value*) { return reshape(g, x); });
-TONNX_SYMBOLIC("aten::_reshape_alias", 9, [](SymbolicContext& g) { return reshape(g, g.input(0)); });
+TONNX_SYMBOLIC("aten::reshape", 9,
+               [](SymbolicContext& g, Value* x, Value*) { return reshape(g, x); });
+TONNX_SYMBOLIC("aten::_reshape_alias", 9,
+               [](SymbolicContext& g) { return reshape(g, g.input(0)); });
 
 // flatten(self, start_dim, end_dim)
-TONNX_SYMBOLIC("aten::flatten", 9, [](SymbolicContext& g, Value* x, int64_t start, int64_t end) -> Outputs {
-  int64_t rank = g.rank(0);
-  if (rank == 0) return unsqueeze(g, x, {0});
-  start = norm_dim(g, start, rank);
-  end = norm_dim(g, end, rank);
-  if (start > end) g.fail("flatten: start_dim " + std::to_string(start) + " comes after end_dim " + std::to_string(end));
-  if (start == end) return g.op("Identity", {x});
-  // ONNX Flatten makes a matrix [prod(:axis), prod(axis:)]: exact when end is the last dim
-  // and start is 1 (or 0, with a reshape to 1-D).
-  if (end == rank - 1 && start == 1) return g.op("Flatten", {x}, {{"axis", int64_t{1}}});
-  if (!g.dynamic_shapes()) {
-    auto out = g.output_type();
-    std::vector<int64_t> sizes;
-    for (const auto& d : *out->shape) sizes.push_back(*d.value);
-    return g.op("Reshape", {x, g.constant_ints(sizes)});
-  }
-  // Dynamic: shape[:start] ++ [-1] ++ shape[end+1:]
-  Value* shp = g.op("Shape", {x});
-  std::vector<Value*> parts;
-  if (start > 0) parts.push_back(g.op("Slice", {shp, g.constant_ints({0}), g.constant_ints({start})}));
-  parts.push_back(g.constant_ints({-1}));
-  if (end < rank - 1) parts.push_back(g.op("Slice", {shp, g.constant_ints({end + 1}), g.constant_ints({rank})}));
-  Value* target = parts.size() == 1 ? parts[0] : g.op("Concat", parts, {{"axis", int64_t{0}}});
-  return g.op("Reshape", {x, target});
-});
+TONNX_SYMBOLIC(
+    "aten::flatten", 9, [](SymbolicContext& g, Value* x, int64_t start, int64_t end) -> Outputs {
+      int64_t rank = g.rank(0);
+      if (rank == 0) return unsqueeze(g, x, {0});
+      start = norm_dim(g, start, rank);
+      end = norm_dim(g, end, rank);
+      if (start > end)
+        g.fail("flatten: start_dim " + std::to_string(start) + " comes after end_dim " +
+               std::to_string(end));
+      if (start == end) return g.op("Identity", {x});
+      // ONNX Flatten makes a matrix [prod(:axis), prod(axis:)]: exact when end is the last dim
+      // and start is 1 (or 0, with a reshape to 1-D).
+      if (end == rank - 1 && start == 1) return g.op("Flatten", {x}, {{"axis", int64_t{1}}});
+      if (!g.dynamic_shapes()) {
+        auto out = g.output_type();
+        std::vector<int64_t> sizes;
+        for (const auto& d : *out->shape) sizes.push_back(*d.value);
+        return g.op("Reshape", {x, g.constant_ints(sizes)});
+      }
+      // Dynamic: shape[:start] ++ [-1] ++ shape[end+1:]
+      Value* shp = g.op("Shape", {x});
+      std::vector<Value*> parts;
+      if (start > 0)
+        parts.push_back(g.op("Slice", {shp, g.constant_ints({0}), g.constant_ints({start})}));
+      parts.push_back(g.constant_ints({-1}));
+      if (end < rank - 1)
+        parts.push_back(g.op("Slice", {shp, g.constant_ints({end + 1}), g.constant_ints({rank})}));
+      Value* target = parts.size() == 1 ? parts[0] : g.op("Concat", parts, {{"axis", int64_t{0}}});
+      return g.op("Reshape", {x, target});
+    });
 
 // cat(tensors, dim): every input converted to the result's type.
-TONNX_SYMBOLIC("aten::cat", 9, [](SymbolicContext& g, std::vector<Value*> xs, int64_t dim) -> Outputs {
-  at::ScalarType dt = g.output_scalar_type();
-  auto out = g.output_type();
-  int64_t rank = out && out->shape ? static_cast<int64_t>(out->shape->size()) : 0;
-  std::vector<Value*> inputs;
-  for (Value* x : xs) inputs.push_back(g.cast(x, dt));
-  return g.op("Concat", inputs, {{"axis", rank ? norm_dim(g, dim, rank) : dim}});
-});
-TONNX_SYMBOLIC("aten::concat", 9, [](SymbolicContext& g, std::vector<Value*> xs, int64_t dim) -> Outputs {
-  int64_t rank = g.output_type() ? static_cast<int64_t>(g.output_type()->shape->size()) : 0;
-  return g.op("Concat", xs, {{"axis", rank ? norm_dim(g, dim, rank) : dim}});
-});
+TONNX_SYMBOLIC("aten::cat", 9,
+               [](SymbolicContext& g, std::vector<Value*> xs, int64_t dim) -> Outputs {
+                 at::ScalarType dt = g.output_scalar_type();
+                 auto out = g.output_type();
+                 int64_t rank = out && out->shape ? static_cast<int64_t>(out->shape->size()) : 0;
+                 std::vector<Value*> inputs;
+                 for (Value* x : xs) inputs.push_back(g.cast(x, dt));
+                 return g.op("Concat", inputs, {{"axis", rank ? norm_dim(g, dim, rank) : dim}});
+               });
+TONNX_SYMBOLIC("aten::concat", 9,
+               [](SymbolicContext& g, std::vector<Value*> xs, int64_t dim) -> Outputs {
+                 int64_t rank =
+                     g.output_type() ? static_cast<int64_t>(g.output_type()->shape->size()) : 0;
+                 return g.op("Concat", xs, {{"axis", rank ? norm_dim(g, dim, rank) : dim}});
+               });
 
 // Scalars in traces are 0-d tensors already.
 TONNX_SYMBOLIC("prim::NumToTensor", 9, [](SymbolicContext&, Value* x) { return x; });
 TONNX_SYMBOLIC("aten::Int", 9, [](SymbolicContext& g, Value* x) { return g.cast(x, at::kLong); });
-TONNX_SYMBOLIC("aten::Float", 9, [](SymbolicContext& g, Value* x) { return g.cast(x, at::kFloat); });
+TONNX_SYMBOLIC("aten::Float", 9,
+               [](SymbolicContext& g, Value* x) { return g.cast(x, at::kFloat); });
 TONNX_SYMBOLIC("aten::ScalarImplicit", 9, [](SymbolicContext&, Value* x) { return x; });
 TONNX_SYMBOLIC("aten::detach", 9, [](SymbolicContext&, Value* x) { return x; });
 TONNX_SYMBOLIC("aten::contiguous", 9, [](SymbolicContext& g) { return g.input(0); });
@@ -67,7 +78,8 @@ TONNX_SYMBOLIC("aten::size", 9, [](SymbolicContext& g) -> Outputs {
   Value* shp = shape_of(g, 0);
   if (g.num_inputs() == 1) return shp;
   int64_t dim = norm_dim(g, g.i(1), g.rank(0));
-  return g.op("Gather", {shp, g.constant(at::scalar_tensor(dim, at::kLong))}, {{"axis", int64_t{0}}});
+  return g.op("Gather", {shp, g.constant(at::scalar_tensor(dim, at::kLong))},
+              {{"axis", int64_t{0}}});
 });
 
 }  // namespace
