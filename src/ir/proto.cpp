@@ -272,9 +272,12 @@ void graph_to_proto(const ir::Graph& g, onnx::GraphProto* gp, bool with_data) {
   gp->set_name(g.name);
   if (!g.doc.empty()) gp->set_doc_string(g.doc);
   for (const ir::Value* v : g.inputs()) value_info(v, gp->add_input());
-  for (const auto& [v, t] : g.initializers())
-    *gp->add_initializer() =
-        with_data ? tensor_to_proto(t, v->name()) : tensor_header(t, v->name());
+  for (const auto& [v, t] : g.initializers()) {
+    // Shape inference reads the data of shape-like inputs (Reshape's shape, Resize's
+    // scales...) without checking its size: those small or integer tensors keep theirs.
+    bool keep = with_data || t.numel() <= 4096 || !at::isFloatingType(t.scalar_type());
+    *gp->add_initializer() = keep ? tensor_to_proto(t, v->name()) : tensor_header(t, v->name());
+  }
   for (const auto& n : g.nodes()) {
     auto* np = gp->add_node();
     np->set_op_type(n->op_type());
