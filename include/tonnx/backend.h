@@ -12,11 +12,58 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "tonnx/ir.h"
 
 namespace tonnx::backend {
+
+// A tensor of strings (ATen has no string dtype): row-major data and its shape.
+struct StringTensor {
+  std::vector<int64_t> shape;
+  std::vector<std::string> data;
+};
+
+class RunValue;
+// An ONNX sequence: the element type (for empty sequences) and its items.
+struct Sequence {
+  ir::DType elem = ir::DType::Undefined;
+  std::vector<RunValue> items;
+};
+
+// What a plan slot holds at run time: a tensor (the fast path), a string tensor, a
+// sequence, or nothing. An ONNX optional is its element when present and `none` when
+// empty; an undefined tensor stands for an omitted optional input.
+class RunValue {
+ public:
+  enum class Kind { None, Tensor, Strings, Sequence };
+  RunValue() : v_(at::Tensor()) {}
+  RunValue(at::Tensor t) : v_(std::move(t)) {}
+  RunValue(StringTensor s) : v_(std::make_shared<const StringTensor>(std::move(s))) {}
+  RunValue(Sequence s) : v_(std::make_shared<const Sequence>(std::move(s))) {}
+  static RunValue none() { return RunValue(std::monostate{}); }
+
+  Kind kind() const { return static_cast<Kind>(v_.index()); }
+  bool is_tensor() const { return kind() == Kind::Tensor; }
+  bool is_none() const { return kind() == Kind::None; }
+  bool is_strings() const { return kind() == Kind::Strings; }
+  bool is_sequence() const { return kind() == Kind::Sequence; }
+  // An absent value: none, or an undefined tensor.
+  bool empty() const { return is_none() || (is_tensor() && !std::get<at::Tensor>(v_).defined()); }
+  // Accessors throw std::runtime_error naming both kinds on a mismatch.
+  const at::Tensor& tensor() const;
+  const StringTensor& strings() const;
+  const Sequence& sequence() const;
+  std::string describe() const;  // "Float(2, 3)", "sequence of 3", "none", ...
+
+ private:
+  explicit RunValue(std::monostate m) : v_(m) {}
+  std::variant<std::monostate, at::Tensor, std::shared_ptr<const StringTensor>,
+               std::shared_ptr<const Sequence>>
+      v_;
+};
+using RunValues = std::vector<RunValue>;
 
 struct PrepareOptions {
   int num_threads = 0;   // 0: leave LibTorch's setting
@@ -32,6 +79,8 @@ class Rep {
   std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs) const;
   // Inputs by name; every graph input must be given.
   std::vector<at::Tensor> run(const std::map<std::string, at::Tensor>& inputs) const;
+  // Any kind of value (sequences, optionals, string tensors), positional.
+  RunValues run_values(const RunValues& inputs) const;
   const std::vector<std::string>& input_names() const;
   const std::vector<std::string>& output_names() const;
   double prepare_seconds() const;

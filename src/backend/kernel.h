@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tonnx/backend.h"
 #include "tonnx/ir.h"
 
 namespace tonnx::backend {
@@ -24,8 +25,29 @@ struct KernelSpec {
   int opset;
   // Static input values known at prepare time (initializers, constants), or undefined.
   std::vector<at::Tensor> constant_inputs;
+  // The model's opset imports (subgraphs are planned with them); null in constant folding.
+  const std::vector<ir::OpsetImport>* opsets = nullptr;
 };
 using KernelFactory = std::function<KernelFn(const KernelSpec&)>;
+
+// Kernels over any run-time value (sequences, optionals, strings, control flow). The plan
+// calls a value kernel with the node's inputs followed by the outer-scope values its
+// subgraphs read (in the order of subgraph_captures(node)).
+using ValueKernelFn = std::function<RunValues(const RunValues& inputs)>;
+using ValueKernelFactory = std::function<ValueKernelFn(const KernelSpec&)>;
+bool register_value_kernel(const std::string& op_type, const std::string& domain, int since,
+                           int until, ValueKernelFactory factory);
+const ValueKernelFactory* find_value_kernel(const std::string& op_type, const std::string& domain,
+                                            int opset);
+
+// Subgraphs (If/Loop/Scan bodies). Names a node's subgraphs read from enclosing graphs.
+std::vector<std::string> subgraph_captures(const ir::Node& n);
+struct SubPlan;
+// Plans `g`; `captures` are the outer names it may read, passed to run_subplan in order.
+std::shared_ptr<const SubPlan> plan_subgraph(const ir::Graph& g, const KernelSpec& parent,
+                                             const std::vector<std::string>& captures);
+RunValues run_subplan(const SubPlan& p, const RunValues& inputs, const RunValues& captures);
+size_t subplan_num_inputs(const SubPlan& p);
 
 constexpr int kAnyOpset = std::numeric_limits<int>::max();
 
@@ -57,5 +79,8 @@ std::vector<int64_t> to_int_vector(const at::Tensor& t);
 #define TONNX_KERNEL_DOMAIN(op_type, domain, since, until, ...)                   \
   static const bool TONNX_KCONCAT(tonnx_kernel_reg_, __LINE__) [[maybe_unused]] = \
       ::tonnx::backend::register_kernel(op_type, domain, since, until, __VA_ARGS__)
+#define TONNX_VALUE_KERNEL(op_type, since, until, ...)                            \
+  static const bool TONNX_KCONCAT(tonnx_kernel_reg_, __LINE__) [[maybe_unused]] = \
+      ::tonnx::backend::register_value_kernel(op_type, "", since, until, __VA_ARGS__)
 #define TONNX_KCONCAT_INNER(a, b) a##b
 #define TONNX_KCONCAT(a, b) TONNX_KCONCAT_INNER(a, b)

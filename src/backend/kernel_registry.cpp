@@ -12,8 +12,13 @@ struct Entry {
   int since, until;
   KernelFactory factory;
 };
+struct ValueEntry {
+  int since, until;
+  ValueKernelFactory factory;
+};
 struct Registry {
   std::map<std::pair<std::string, std::string>, std::vector<Entry>> kernels;
+  std::map<std::pair<std::string, std::string>, std::vector<ValueEntry>> value_kernels;
   std::mutex mu;
 };
 Registry& registry() {
@@ -29,6 +34,27 @@ bool register_kernel(const std::string& op_type, const std::string& domain, int 
   std::lock_guard<std::mutex> lock(r.mu);
   r.kernels[{domain, op_type}].push_back({since, until, std::move(factory)});
   return true;
+}
+
+bool register_value_kernel(const std::string& op_type, const std::string& domain, int since,
+                           int until, ValueKernelFactory factory) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.value_kernels[{domain, op_type}].push_back({since, until, std::move(factory)});
+  return true;
+}
+
+const ValueKernelFactory* find_value_kernel(const std::string& op_type, const std::string& domain,
+                                            int opset) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  std::string d = domain == "ai.onnx" ? "" : domain;
+  auto it = r.value_kernels.find({d, op_type});
+  if (it == r.value_kernels.end()) return nullptr;
+  const ValueEntry* best = nullptr;
+  for (const ValueEntry& e : it->second)
+    if (opset >= e.since && opset <= e.until && (!best || e.since > best->since)) best = &e;
+  return best ? &best->factory : nullptr;
 }
 
 const KernelFactory* find_kernel(const std::string& op_type, const std::string& domain, int opset) {
@@ -49,6 +75,8 @@ std::vector<KernelInfo> registered_kernels() {
   std::vector<KernelInfo> out;
   for (const auto& [key, entries] : r.kernels)
     for (const Entry& e : entries) out.push_back({key.second, key.first, e.since, e.until});
+  for (const auto& [key, entries] : r.value_kernels)
+    for (const ValueEntry& e : entries) out.push_back({key.second, key.first, e.since, e.until});
   std::sort(out.begin(), out.end(), [](const KernelInfo& a, const KernelInfo& b) {
     return std::tie(a.domain, a.op_type, a.since) < std::tie(b.domain, b.op_type, b.since);
   });

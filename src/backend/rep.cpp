@@ -1,4 +1,6 @@
 // prepare / run: the plan is built once; run() executes kernels over a slot table.
+// Subgraphs (If/Loop/Scan bodies) get plans of their own; the values they read from
+// enclosing graphs are passed in as "captures", resolved by name when the plan is built.
 #include <ATen/Parallel.h>
 
 #include <chrono>
@@ -15,7 +17,8 @@ namespace tonnx::backend {
 
 struct Step {
   const ir::Node* node;
-  KernelFn fn;
+  KernelFn fn;        // a tensor kernel, or
+  ValueKernelFn vfn;  // a kernel over any value
   std::vector<int> in, out;
   std::vector<int> free_after;
 };
@@ -26,14 +29,20 @@ struct InputSpec {
   std::optional<ir::TensorType> type;
 };
 
+struct SubPlan {
+  size_t num_slots = 0;
+  std::vector<std::pair<int, RunValue>> constants;
+  std::vector<InputSpec> inputs;
+  std::vector<int> captures;  // slots of the captured outer values, in capture order
+  std::vector<int> outputs;
+  std::vector<std::string> output_names;
+  std::vector<Step> steps;
+};
+
 struct Plan {
   ir::Model model;
-  size_t num_slots = 0;
-  std::vector<std::pair<int, at::Tensor>> constants;
-  std::vector<InputSpec> inputs;
-  std::vector<std::string> input_names, output_names;
-  std::vector<int> outputs;
-  std::vector<Step> steps;
+  SubPlan graph;
+  std::vector<std::string> input_names;
   double prepare_seconds = 0;
 };
 
@@ -43,6 +52,59 @@ bool supports_device(const std::string& device) {
   return d == "CPU" || d == "CPU:0";
 }
 
+// ---- RunValue -------------------------------------------------------------------------
+
+namespace {
+const char* kind_name(RunValue::Kind k) {
+  switch (k) {
+    case RunValue::Kind::None:
+      return "none (an empty optional)";
+    case RunValue::Kind::Tensor:
+      return "a tensor";
+    case RunValue::Kind::Strings:
+      return "a string tensor";
+    case RunValue::Kind::Sequence:
+      return "a sequence";
+  }
+  return "?";
+}
+[[noreturn]] void kind_fail(RunValue::Kind want, const RunValue& got) {
+  throw std::runtime_error(std::string("expected ") + kind_name(want) + " but got " +
+                           got.describe());
+}
+}  // namespace
+
+const at::Tensor& RunValue::tensor() const {
+  if (!is_tensor()) kind_fail(Kind::Tensor, *this);
+  return std::get<at::Tensor>(v_);
+}
+const StringTensor& RunValue::strings() const {
+  if (!is_strings()) kind_fail(Kind::Strings, *this);
+  return *std::get<std::shared_ptr<const StringTensor>>(v_);
+}
+const Sequence& RunValue::sequence() const {
+  if (!is_sequence()) kind_fail(Kind::Sequence, *this);
+  return *std::get<std::shared_ptr<const Sequence>>(v_);
+}
+std::string RunValue::describe() const {
+  switch (kind()) {
+    case Kind::None:
+      return "none (an empty optional)";
+    case Kind::Tensor: {
+      const at::Tensor& t = std::get<at::Tensor>(v_);
+      if (!t.defined()) return "an omitted (undefined) tensor";
+      return std::string("a tensor ") + ir::TensorType::from_tensor(t).str();
+    }
+    case Kind::Strings:
+      return "a string tensor of shape " + c10::str(at::IntArrayRef(strings().shape));
+    case Kind::Sequence:
+      return "a sequence of " + std::to_string(sequence().items.size()) + " value(s)";
+  }
+  return "?";
+}
+
+// ---- planning ---------------------------------------------------------------------------
+
 namespace {
 
 void check_input(const InputSpec& spec, const at::Tensor& t) {
@@ -51,7 +113,10 @@ void check_input(const InputSpec& spec, const at::Tensor& t) {
   const ir::TensorType& want = *spec.type;
   if (want.dtype != ir::DType::Undefined) {
     ir::DType got = ir::dtype_from_scalar_type(t.scalar_type());
-    if (got != want.dtype)
+    bool widened = (want.dtype == ir::DType::UInt16 && got == ir::DType::Int32) ||
+                   ((want.dtype == ir::DType::UInt32 || want.dtype == ir::DType::UInt64) &&
+                    got == ir::DType::Int64);
+    if (got != want.dtype && !widened)
       throw std::invalid_argument("input '" + spec.name + "' must be " +
                                   ir::dtype_name(want.dtype) + " but a " + ir::dtype_name(got) +
                                   " tensor was given");
@@ -70,7 +135,227 @@ void check_input(const InputSpec& spec, const at::Tensor& t) {
   }
 }
 
+int opset_of(const std::vector<ir::OpsetImport>& opsets, const std::string& domain) {
+  for (const auto& o : opsets) {
+    std::string d = o.domain == "ai.onnx" ? "" : o.domain;
+    if (d == domain) return static_cast<int>(o.version);
+  }
+  return 1;  // not imported: the oldest version
+
+}
+
+void collect_free_names(const ir::Graph& g, std::vector<std::string>& out,
+                        std::set<std::string>& seen) {
+  std::set<std::string> defined;
+  for (const ir::Value* v : g.inputs()) defined.insert(v->name());
+  for (const auto& [v, t] : g.initializers()) defined.insert(v->name());
+  auto use = [&](const std::string& name) {
+    if (!name.empty() && !defined.count(name) && seen.insert(name).second) out.push_back(name);
+  };
+  for (const auto& n : g.nodes()) {
+    for (const ir::Value* in : n->inputs())
+      if (in) use(in->name());
+    for (const std::string& name : subgraph_captures(*n)) use(name);
+    for (const ir::Value* o : n->outputs()) defined.insert(o->name());
+  }
+  for (const ir::Value* v : g.outputs()) use(v->name());
+}
+
+void build_plan(SubPlan& p, const ir::Graph& g, const std::vector<ir::OpsetImport>& opsets,
+                const std::vector<std::string>& captures) {
+  std::unordered_map<const ir::Value*, int> slot;
+  auto slot_of = [&](const ir::Value* v) {
+    auto it = slot.find(v);
+    if (it != slot.end()) return it->second;
+    int s = static_cast<int>(p.num_slots++);
+    slot[v] = s;
+    return s;
+  };
+  // Names visible to this graph's nodes: captures first, then what the graph defines.
+  std::unordered_map<std::string, int> by_name;
+  for (const std::string& c : captures) {
+    int s = static_cast<int>(p.num_slots++);
+    p.captures.push_back(s);
+    by_name[c] = s;
+  }
+  std::set<const ir::Value*> defined;
+  auto define = [&](const ir::Value* v) {
+    defined.insert(v);
+    int s = slot_of(v);
+    if (!v->name().empty()) by_name[v->name()] = s;
+  };
+  for (const auto& [v, t] : g.initializers()) {
+    define(v);
+    p.constants.push_back({slot_of(v), RunValue(t)});
+  }
+  for (ir::Value* v : g.inputs()) {
+    if (g.is_initializer(v)) continue;
+    define(v);
+    p.inputs.push_back({v->name(), slot_of(v), v->type()});
+  }
+  auto resolve = [&](const ir::Node& n, const ir::Value* in) -> int {
+    if (defined.count(in)) return slot_of(in);
+    auto it = by_name.find(in->name());
+    if (!in->producer() && it != by_name.end()) return it->second;
+    throw std::runtime_error(
+        node_label(n) + ": input '" + in->name() +
+        "' is not a graph input, an initializer or an output of an earlier node "
+        "(missing, or the graph has a cycle / is not topologically sorted)");
+  };
+  int default_opset = opset_of(opsets, "");
+  std::vector<std::string> missing;
+  for (const auto& node : g.nodes()) {
+    const ir::Node& n = *node;
+    Step s;
+    s.node = &n;
+    for (const ir::Value* in : n.inputs()) s.in.push_back(in ? resolve(n, in) : -1);
+    std::vector<std::string> caps = subgraph_captures(n);
+    for (const std::string& c : caps) {
+      auto it = by_name.find(c);
+      if (it == by_name.end())
+        throw std::runtime_error(node_label(n) + ": a subgraph reads '" + c +
+                                 "', which no enclosing graph defines before this node");
+      s.in.push_back(it->second);
+    }
+    for (const ir::Value* o : n.outputs()) define(o);
+    int op_opset = n.domain().empty() ? default_opset : opset_of(opsets, n.domain());
+    KernelSpec spec{n, op_opset, {}, &opsets};
+    if (const ValueKernelFactory* vf = find_value_kernel(n.op_type(), n.domain(), op_opset)) {
+      s.vfn = (*vf)(spec);
+    } else if (const KernelFactory* f = find_kernel(n.op_type(), n.domain(), op_opset)) {
+      if (!caps.empty()) kernel_fail(n, "has subgraphs, which a tensor kernel cannot run");
+      s.fn = (*f)(spec);
+    } else {
+      missing.push_back((n.domain().empty() ? "" : n.domain() + "::") + n.op_type() + " (opset " +
+                        std::to_string(op_opset) + ")");
+      continue;
+    }
+    for (const ir::Value* o : n.outputs()) s.out.push_back(o->name().empty() ? -1 : slot_of(o));
+    p.steps.push_back(std::move(s));
+  }
+  if (!missing.empty()) {
+    std::set<std::string> uniq(missing.begin(), missing.end());
+    std::ostringstream os;
+    os << "tonnx's backend has no kernel for:";
+    for (const auto& m : uniq) os << " " << m << ";";
+    throw std::runtime_error(os.str());
+  }
+  for (const ir::Value* v : g.outputs()) {
+    int s = -1;
+    if (defined.count(v)) {
+      s = slot_of(v);
+    } else {
+      auto it = by_name.find(v->name());
+      if (v->producer() || it == by_name.end())
+        throw std::runtime_error("graph output '" + v->name() + "' is never computed");
+      s = it->second;
+    }
+    p.outputs.push_back(s);
+    p.output_names.push_back(v->name());
+  }
+  // Free each intermediate after its last reader.
+  std::set<int> keep(p.outputs.begin(), p.outputs.end());
+  std::unordered_map<int, size_t> last_use;
+  for (size_t i = 0; i < p.steps.size(); ++i)
+    for (int s : p.steps[i].in)
+      if (s >= 0) last_use[s] = i;
+  for (const auto& [s, i] : last_use)
+    if (!keep.count(s)) p.steps[i].free_after.push_back(s);
+}
+
+at::Tensor tensor_arg(const Step& s, size_t i, const RunValue& v) {
+  if (v.is_tensor()) return v.tensor();
+  if (v.is_none()) return at::Tensor();
+  kernel_fail(*s.node, "input " + std::to_string(i) + " ('" + s.node->input(i)->name() +
+                           "') must be a tensor but is " + v.describe());
+}
+
+RunValues run_plan(const SubPlan& p, const RunValues& inputs, const RunValues& captures) {
+  if (inputs.size() != p.inputs.size()) {
+    std::ostringstream os;
+    os << "the graph takes " << p.inputs.size() << " input(s) (";
+    for (size_t i = 0; i < p.inputs.size(); ++i) os << (i ? ", " : "") << p.inputs[i].name;
+    os << ") but " << inputs.size() << " were given";
+    throw std::invalid_argument(os.str());
+  }
+  std::vector<RunValue> slots(p.num_slots);
+  for (size_t i = 0; i < captures.size() && i < p.captures.size(); ++i)
+    slots[p.captures[i]] = captures[i];
+  for (const auto& [s, t] : p.constants) slots[s] = t;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].is_tensor()) check_input(p.inputs[i], inputs[i].tensor());
+    slots[p.inputs[i].slot] = inputs[i];
+  }
+  Tensors args;
+  RunValues vargs;
+  for (const Step& s : p.steps) {
+    try {
+      if (s.fn) {
+        args.clear();
+        for (size_t i = 0; i < s.in.size(); ++i)
+          args.push_back(s.in[i] >= 0 ? tensor_arg(s, i, slots[s.in[i]]) : at::Tensor());
+        Tensors outs = s.fn(args);
+        if (outs.size() < s.out.size())
+          throw std::runtime_error(node_label(*s.node) + " produced " +
+                                   std::to_string(outs.size()) + " outputs; the graph expects " +
+                                   std::to_string(s.out.size()));
+        for (size_t k = 0; k < s.out.size(); ++k)
+          if (s.out[k] >= 0) slots[s.out[k]] = std::move(outs[k]);
+      } else {
+        vargs.clear();
+        for (int i : s.in) vargs.push_back(i >= 0 ? slots[i] : RunValue());
+        RunValues outs = s.vfn(vargs);
+        if (outs.size() < s.out.size())
+          throw std::runtime_error(node_label(*s.node) + " produced " +
+                                   std::to_string(outs.size()) + " outputs; the graph expects " +
+                                   std::to_string(s.out.size()));
+        for (size_t k = 0; k < s.out.size(); ++k)
+          if (s.out[k] >= 0) slots[s.out[k]] = std::move(outs[k]);
+      }
+    } catch (const c10::Error& e) {
+      throw std::runtime_error(node_label(*s.node) + " failed: " + e.what_without_backtrace());
+    } catch (const std::runtime_error& e) {
+      std::string msg = e.what();
+      if (msg.rfind(node_label(*s.node), 0) == 0) throw;
+      throw std::runtime_error(node_label(*s.node) + " failed: " + msg);
+    }
+    for (int f : s.free_after) slots[f] = RunValue();
+  }
+  RunValues out;
+  for (int s : p.outputs) out.push_back(slots[s]);
+  return out;
+}
+
+bool has_subgraphs(const ir::Graph& g) {
+  for (const auto& n : g.nodes())
+    for (const auto& a : n->attrs())
+      if (a.value.kind() == ir::AttrValue::Kind::Graph) return true;
+  return false;
+}
+
 }  // namespace
+
+std::vector<std::string> subgraph_captures(const ir::Node& n) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const auto& a : n.attrs())
+    if (a.value.kind() == ir::AttrValue::Kind::Graph) collect_free_names(*a.value.g(), out, seen);
+  return out;
+}
+
+std::shared_ptr<const SubPlan> plan_subgraph(const ir::Graph& g, const KernelSpec& parent,
+                                             const std::vector<std::string>& captures) {
+  static const std::vector<ir::OpsetImport> none;
+  auto p = std::make_shared<SubPlan>();
+  build_plan(*p, g, parent.opsets ? *parent.opsets : none, captures);
+  return p;
+}
+
+RunValues run_subplan(const SubPlan& p, const RunValues& inputs, const RunValues& captures) {
+  return run_plan(p, inputs, captures);
+}
+
+size_t subplan_num_inputs(const SubPlan& p) { return p.inputs.size(); }
 
 Rep prepare(ir::Model model, const std::string& device, const PrepareOptions& opts) {
   auto t0 = std::chrono::steady_clock::now();
@@ -82,76 +367,11 @@ Rep prepare(ir::Model model, const std::string& device, const PrepareOptions& op
   auto plan = std::make_shared<Plan>();
   plan->model = std::move(model);
   ir::Graph& g = *plan->model.graph;
-  int opset = static_cast<int>(plan->model.opset(""));
-  if (opset < 0) opset = 1;  // no default-domain import: treat as the oldest
-  if (opts.optimize) passes::fold_constants(g, opset, false);
-
-  std::unordered_map<const ir::Value*, int> slot;
-  auto slot_of = [&](const ir::Value* v) {
-    auto it = slot.find(v);
-    if (it != slot.end()) return it->second;
-    int s = static_cast<int>(plan->num_slots++);
-    slot[v] = s;
-    return s;
-  };
-  for (const auto& [v, t] : g.initializers()) plan->constants.push_back({slot_of(v), t});
-  for (ir::Value* v : g.inputs()) {
-    if (g.is_initializer(v)) continue;
-    plan->inputs.push_back({v->name(), slot_of(v), v->type()});
-    plan->input_names.push_back(v->name());
-  }
-  // Bind kernels; report every op without one at once.
-  std::vector<std::string> missing;
-  std::set<const ir::Value*> defined;
-  for (const auto& [v, t] : g.initializers()) defined.insert(v);
-  for (ir::Value* v : g.inputs()) defined.insert(v);
-  for (const auto& node : g.nodes()) {
-    const ir::Node& n = *node;
-    for (const ir::Value* in : n.inputs())
-      if (in && !defined.count(in))
-        throw std::runtime_error(
-            node_label(n) + ": input '" + in->name() +
-            "' is not a graph input, an initializer or an output of an earlier node "
-            "(missing, or the graph has a cycle / is not topologically sorted)");
-    for (const ir::Value* o : n.outputs()) defined.insert(o);
-    int op_opset = static_cast<int>(plan->model.opset(n.domain()));
-    if (op_opset < 0) op_opset = n.domain().empty() ? opset : 1;
-    const KernelFactory* f = find_kernel(n.op_type(), n.domain(), op_opset);
-    if (!f) {
-      missing.push_back((n.domain().empty() ? "" : n.domain() + "::") + n.op_type() + " (opset " +
-                        std::to_string(op_opset) + ")");
-      continue;
-    }
-    Step s;
-    s.node = &n;
-    KernelSpec spec{n, op_opset, {}};
-    s.fn = (*f)(spec);
-    for (const ir::Value* in : n.inputs()) s.in.push_back(in ? slot_of(in) : -1);
-    for (const ir::Value* o : n.outputs()) s.out.push_back(slot_of(o));
-    plan->steps.push_back(std::move(s));
-  }
-  if (!missing.empty()) {
-    std::set<std::string> uniq(missing.begin(), missing.end());
-    std::ostringstream os;
-    os << "tonnx's backend has no kernel for:";
-    for (const auto& m : uniq) os << " " << m << ";";
-    throw std::runtime_error(os.str());
-  }
-  for (const ir::Value* v : g.outputs()) {
-    if (!defined.count(v))
-      throw std::runtime_error("graph output '" + v->name() + "' is never computed");
-    plan->outputs.push_back(slot_of(v));
-    plan->output_names.push_back(v->name());
-  }
-  // Free each intermediate after its last reader.
-  std::set<int> keep(plan->outputs.begin(), plan->outputs.end());
-  for (const auto& c : plan->constants) keep.insert(c.first);
-  std::unordered_map<int, size_t> last_use;
-  for (size_t i = 0; i < plan->steps.size(); ++i)
-    for (int s : plan->steps[i].in)
-      if (s >= 0) last_use[s] = i;
-  for (const auto& [s, i] : last_use)
-    if (!keep.count(s)) plan->steps[i].free_after.push_back(s);
+  int opset = opset_of(plan->model.opsets, "");
+  // Folding renames folded values, which subgraphs would no longer find by name.
+  if (opts.optimize && !has_subgraphs(g)) passes::fold_constants(g, opset, false);
+  build_plan(plan->graph, g, plan->model.opsets, {});
+  for (const auto& in : plan->graph.inputs) plan->input_names.push_back(in.name);
   plan->prepare_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return Rep(plan);
@@ -166,64 +386,49 @@ Rep prepare(const std::string& path, const std::string& device, const PrepareOpt
   return prepare(load_model(path), device, opts);
 }
 
-std::vector<at::Tensor> Rep::run(const std::vector<at::Tensor>& inputs) const {
-  const Plan& p = *plan_;
-  if (inputs.size() != p.inputs.size()) {
+RunValues Rep::run_values(const RunValues& inputs) const {
+  if (inputs.size() != plan_->graph.inputs.size()) {
+    const auto& ins = plan_->graph.inputs;
     std::ostringstream os;
-    os << "the model takes " << p.inputs.size() << " input(s) (";
-    for (size_t i = 0; i < p.inputs.size(); ++i) os << (i ? ", " : "") << p.inputs[i].name;
+    os << "the model takes " << ins.size() << " input(s) (";
+    for (size_t i = 0; i < ins.size(); ++i) os << (i ? ", " : "") << ins[i].name;
     os << ") but " << inputs.size() << " were given";
     throw std::invalid_argument(os.str());
   }
-  std::vector<at::Tensor> slots(p.num_slots);
-  for (const auto& [s, t] : p.constants) slots[s] = t;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    check_input(p.inputs[i], inputs[i]);
-    slots[p.inputs[i].slot] = inputs[i];
-  }
-  Tensors args;
-  for (const Step& s : p.steps) {
-    args.clear();
-    for (int i : s.in) args.push_back(i >= 0 ? slots[i] : at::Tensor());
-    Tensors outs;
-    try {
-      outs = s.fn(args);
-    } catch (const c10::Error& e) {
-      throw std::runtime_error(node_label(*s.node) + " failed: " + e.what_without_backtrace());
-    } catch (const std::runtime_error& e) {
-      std::string msg = e.what();
-      if (msg.rfind(node_label(*s.node), 0) == 0) throw;
-      throw std::runtime_error(node_label(*s.node) + " failed: " + msg);
-    }
-    if (outs.size() < s.out.size())
-      throw std::runtime_error(node_label(*s.node) + " produced " + std::to_string(outs.size()) +
-                               " outputs; the graph expects " + std::to_string(s.out.size()));
-    for (size_t k = 0; k < s.out.size(); ++k) slots[s.out[k]] = std::move(outs[k]);
-    for (int f : s.free_after) slots[f] = at::Tensor();
-  }
+  return run_plan(plan_->graph, inputs, {});
+}
+
+std::vector<at::Tensor> Rep::run(const std::vector<at::Tensor>& inputs) const {
+  RunValues in(inputs.begin(), inputs.end());
+  RunValues outs = run_values(in);
   std::vector<at::Tensor> out;
-  for (int s : p.outputs) out.push_back(slots[s]);
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (!outs[i].is_tensor())
+      throw std::runtime_error("output '" + plan_->graph.output_names[i] + "' is " +
+                               outs[i].describe() + ", not a tensor: use Rep::run_values");
+    out.push_back(outs[i].tensor());
+  }
   return out;
 }
 
 std::vector<at::Tensor> Rep::run(const std::map<std::string, at::Tensor>& named) const {
   const Plan& p = *plan_;
   std::vector<at::Tensor> inputs;
-  for (const auto& spec : p.inputs) {
+  for (const auto& spec : p.graph.inputs) {
     auto it = named.find(spec.name);
     if (it == named.end()) throw std::invalid_argument("input '" + spec.name + "' is not given");
     inputs.push_back(it->second);
   }
   for (const auto& [name, t] : named) {
     bool known = false;
-    for (const auto& spec : p.inputs) known = known || spec.name == name;
+    for (const auto& spec : p.graph.inputs) known = known || spec.name == name;
     if (!known) throw std::invalid_argument("the model has no input named '" + name + "'");
   }
   return run(inputs);
 }
 
 const std::vector<std::string>& Rep::input_names() const { return plan_->input_names; }
-const std::vector<std::string>& Rep::output_names() const { return plan_->output_names; }
+const std::vector<std::string>& Rep::output_names() const { return plan_->graph.output_names; }
 double Rep::prepare_seconds() const { return plan_->prepare_seconds; }
 
 std::vector<at::Tensor> run_node(const onnx::NodeProto& node, const std::vector<at::Tensor>& inputs,

@@ -373,9 +373,12 @@ std::shared_ptr<ir::Graph> graph_from_proto(const onnx::GraphProto& gp,
   }
   for (const auto& out : gp.output()) {
     auto it = by_name.find(out.name());
-    if (it == by_name.end())
-      throw std::runtime_error("graph output '" + out.name() +
-                               "' is produced by no node, input or initializer");
+    if (it == by_name.end()) {
+      // A subgraph may output an outer-scope value; the backend resolves it by name and
+      // reports a top-level output that nothing computes.
+      if (out.name().empty()) throw std::runtime_error("a graph output has no name");
+      it = by_name.emplace(out.name(), g->add_value(out.name())).first;
+    }
     if (!it->second->type()) it->second->set_type(type_from_proto(out.type()));
     g->add_output(it->second);
   }

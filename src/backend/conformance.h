@@ -1,0 +1,46 @@
+// Runs ONNX backend test cases (a folder with model.onnx and test_data_set_N/{input,output}_K.pb)
+// on tonnx's backend: the logic behind `tonnx conformance`.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tonnx/backend.h"
+
+namespace tonnx::backend {
+
+// Values ATen has no dtype for are held widened: uint16 as int32, uint32 and uint64 as int64
+// (uint64 keeps its bits). Other types map as ir::scalar_type_from_dtype does.
+at::ScalarType storage_type(ir::DType t);
+
+// Reads a TensorProto (numeric or string), SequenceProto or OptionalProto as `type` says.
+RunValue value_from_proto_file(const std::string& path, const onnx::TypeProto& type,
+                               const std::string& base_dir);
+RunValue tensor_value_from_proto(const onnx::TensorProto& p, const std::string& base_dir);
+
+struct Tolerance {
+  double rtol = 1e-3, atol = 1e-7;
+};
+// Empty when `got` matches `expected` (same kind, dtype and shape; values within tolerance,
+// NaN equal to NaN); otherwise the first mismatch, e.g. "[3]: got 1.5, expected 1.25".
+std::string compare_values(const RunValue& got, const RunValue& expected, Tolerance tol = {});
+
+enum class CaseStatus { Pass, Fail, Skip };
+struct CaseResult {
+  std::string name;
+  CaseStatus status = CaseStatus::Pass;
+  std::string message;  // why it failed or was skipped
+};
+
+// `case_name<TAB>reason` lines; '#' starts a comment. Errors name the file and line.
+std::map<std::string, std::string> read_skip_list(const std::string& path);
+// Each path is a case folder (holds model.onnx) or a folder of case folders; sorted by name.
+std::vector<std::string> find_cases(const std::vector<std::string>& paths);
+// Never throws for a broken case: errors become a failure with the message.
+CaseResult run_case(const std::string& case_dir, const std::map<std::string, std::string>& skips,
+                    Tolerance tol = {});
+
+}  // namespace tonnx::backend

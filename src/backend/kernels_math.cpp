@@ -1,0 +1,137 @@
+// Math kernels beyond the elementwise tables: activations with attributes, Mod, BitShift,
+// CumSum, Det, Einsum, Hardmax, Trilu, Where, Range.
+#include "backend/kernel.h"
+
+namespace tonnx::backend {
+namespace {
+
+using Fn1 = std::function<at::Tensor(const at::Tensor&)>;
+KernelFn unary_fn(Fn1 f) {
+  return [f](const Tensors& in) -> Tensors { return {f(in.at(0))}; };
+}
+
+TONNX_KERNEL("Celu", 12, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  double alpha = s.node.attr_f("alpha", 1.0f);
+  return unary_fn([alpha](const at::Tensor& x) { return at::celu(x, alpha); });
+});
+TONNX_KERNEL("ThresholdedRelu", 10, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  double alpha = s.node.attr_f("alpha", 1.0f);
+  return unary_fn([alpha](const at::Tensor& x) { return at::where(x > alpha, x, at::zeros_like(x)); });
+});
+TONNX_KERNEL("Shrink", 9, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  double bias = s.node.attr_f("bias", 0.0f), lambd = s.node.attr_f("lambd", 0.5f);
+  return unary_fn([bias, lambd](const at::Tensor& x) {
+    at::Tensor y = at::where(x < -lambd, x + bias, at::where(x > lambd, x - bias, at::zeros_like(x)));
+    return y.to(x.scalar_type());
+  });
+});
+TONNX_KERNEL("IsInf", 10, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  bool pos = s.node.attr_i("detect_positive", 1) != 0, neg = s.node.attr_i("detect_negative", 1) != 0;
+  return unary_fn([pos, neg](const at::Tensor& x) {
+    at::Tensor r = at::zeros(x.sizes(), at::kBool);
+    if (pos) r = r | at::isposinf(x);
+    if (neg) r = r | at::isneginf(x);
+    return r;
+  });
+});
+
+// Mod: fmod=0 takes the divisor's sign (integers only), fmod=1 the dividend's (C fmod).
+TONNX_KERNEL("Mod", 10, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  bool fmod = s.node.attr_i("fmod", 0) != 0;
+  return [fmod](const Tensors& in) -> Tensors {
+    const at::Tensor &a = in.at(0), &b = in.at(1);
+    if (fmod) return {at::fmod(a, b)};
+    return {at::remainder(a, b)};
+  };
+});
+
+TONNX_KERNEL("BitShift", 11, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  std::string dir = s.node.attr_s("direction", "");
+  if (dir != "LEFT" && dir != "RIGHT")
+    kernel_fail(s.node, "direction must be \"LEFT\" or \"RIGHT\", got \"" + dir + "\"");
+  bool left = dir == "LEFT";
+  return [left](const Tensors& in) -> Tensors {
+    const at::Tensor &a = in.at(0), &b = in.at(1);
+    return {left ? at::bitwise_left_shift(a, b) : at::bitwise_right_shift(a, b)};
+  };
+});
+
+TONNX_KERNEL("CumSum", 11, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  bool exclusive = n.attr_i("exclusive", 0) != 0, reverse = n.attr_i("reverse", 0) != 0;
+  return [&n, exclusive, reverse](const Tensors& in) -> Tensors {
+    at::Tensor x = in.at(0);
+    int64_t a = norm_axis(n, in.at(1).item<int64_t>(), x.dim());
+    if (reverse) x = x.flip(a);
+    at::Tensor y = at::cumsum(x, a, x.scalar_type());
+    if (exclusive) y = y - x;
+    if (reverse) y = y.flip(a);
+    return {y};
+  };
+});
+
+TONNX_KERNEL("Det", 11, kAnyOpset, [](const KernelSpec&) -> KernelFn {
+  return [](const Tensors& in) -> Tensors { return {at::linalg_det(in.at(0))}; };
+});
+
+TONNX_KERNEL("Einsum", 12, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  std::string eq = s.node.attr_s("equation", "");
+  eq.erase(std::remove(eq.begin(), eq.end(), ' '), eq.end());
+  return [eq](const Tensors& in) -> Tensors { return {at::einsum(eq, in)}; };
+});
+
+// Hardmax: 1 at the first maximum along the axis (opset < 13: of the input coerced to 2-D).
+TONNX_KERNEL("Hardmax", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  bool legacy = s.opset < 13;
+  int64_t axis = n.attr_i("axis", legacy ? 1 : -1);
+  return [&n, legacy, axis](const Tensors& in) -> Tensors {
+    const at::Tensor& x = in.at(0);
+    int64_t a = norm_axis(n, axis, x.dim());
+    at::Tensor v = x;
+    int64_t along = a;
+    if (legacy) {
+      v = x.reshape({c10::multiply_integers(x.sizes().slice(0, a)), -1});
+      along = 1;
+    }
+    at::Tensor idx = at::argmax(v, along, true);
+    at::Tensor y = at::zeros_like(v).scatter_(along, idx, 1);
+    return {y.reshape(x.sizes())};
+  };
+});
+
+TONNX_KERNEL("Trilu", 14, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  bool upper = s.node.attr_i("upper", 1) != 0;
+  return [upper](const Tensors& in) -> Tensors {
+    int64_t k = in.size() > 1 && in[1].defined() ? in[1].item<int64_t>() : 0;
+    const at::Tensor& x = in.at(0);
+    return {upper ? at::triu(x, k) : at::tril(x, k)};
+  };
+});
+
+TONNX_KERNEL("Where", 9, kAnyOpset, [](const KernelSpec&) -> KernelFn {
+  return [](const Tensors& in) -> Tensors {
+    return {at::where(in.at(0).to(at::kBool), in.at(1), in.at(2))};
+  };
+});
+
+TONNX_KERNEL("Range", 11, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  return [&n](const Tensors& in) -> Tensors {
+    const at::Tensor &start = in.at(0), &limit = in.at(1), &delta = in.at(2);
+    at::ScalarType st = start.scalar_type();
+    if (at::isFloatingType(st)) {
+      double a = start.item<double>(), b = limit.item<double>(), d = delta.item<double>();
+      if (d == 0) kernel_fail(n, "delta must not be 0");
+      int64_t count = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((b - a) / d)));
+      return {(at::arange(count, at::kDouble) * d + a).to(st)};
+    }
+    int64_t a = start.item<int64_t>(), b = limit.item<int64_t>(), d = delta.item<int64_t>();
+    if (d == 0) kernel_fail(n, "delta must not be 0");
+    int64_t count = std::max<int64_t>(0, (b - a + d + (d > 0 ? -1 : 1)) / d);
+    return {(at::arange(count, at::kLong) * d + a).to(st)};
+  };
+});
+
+}  // namespace
+}  // namespace tonnx::backend

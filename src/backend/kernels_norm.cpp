@@ -1,0 +1,111 @@
+// Normalization and loss kernels: LayerNormalization, InstanceNormalization, LRN,
+// MeanVarianceNormalization, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss.
+#include "backend/kernel.h"
+
+namespace tonnx::backend {
+namespace {
+
+TONNX_KERNEL("LayerNormalization", 17, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  int64_t axis = n.attr_i("axis", -1);
+  double eps = n.attr_f("epsilon", 1e-5f);
+  return [&n, axis, eps](const Tensors& in) -> Tensors {
+    const at::Tensor& x = in.at(0);
+    int64_t a = norm_axis(n, axis, x.dim());
+    std::vector<int64_t> dims;
+    for (int64_t d = a; d < x.dim(); ++d) dims.push_back(d);
+    at::Tensor xf = x.to(at::kDouble);
+    at::Tensor mean = xf.mean(dims, true);
+    at::Tensor var = (xf - mean).pow(2).mean(dims, true);
+    at::Tensor inv = at::rsqrt(var + eps);
+    at::Tensor y = (xf - mean) * inv * in.at(1).to(at::kDouble);
+    if (in.size() > 2 && in[2].defined()) y = y + in[2].to(at::kDouble);
+    // Mean and InvStdDev keep the reduced dims as 1.
+    return {y.to(x.scalar_type()), mean.to(x.scalar_type()), inv.to(x.scalar_type())};
+  };
+});
+
+TONNX_KERNEL("InstanceNormalization", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  double eps = s.node.attr_f("epsilon", 1e-5f);
+  return [eps](const Tensors& in) -> Tensors {
+    return {at::instance_norm(in.at(0), in.at(1), in.at(2), {}, {}, true, 0.0, eps, false)};
+  };
+});
+
+TONNX_KERNEL("LRN", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  double alpha = n.attr_f("alpha", 1e-4f), beta = n.attr_f("beta", 0.75f), bias = n.attr_f("bias", 1.0f);
+  int64_t size = n.attr_i("size", 1);
+  return [alpha, beta, bias, size](const Tensors& in) -> Tensors {
+    const at::Tensor& x = in.at(0);
+    int64_t C = x.size(1);
+    at::Tensor sq = x * x, sum = at::zeros_like(x);
+    int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
+    for (int64_t c = 0; c < C; ++c) {
+      int64_t b = std::max<int64_t>(0, c - lo), e = std::min<int64_t>(C - 1, c + hi);
+      sum.select(1, c).copy_(sq.narrow(1, b, e - b + 1).sum(1));
+    }
+    return {x / at::pow(bias + alpha / static_cast<double>(size) * sum, beta)};
+  };
+});
+
+TONNX_KERNEL("MeanVarianceNormalization", 9, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  std::vector<int64_t> axes = s.node.attr_ints("axes", {0, 2, 3});
+  return [axes](const Tensors& in) -> Tensors {
+    const at::Tensor& x = in.at(0);
+    at::Tensor mean = x.mean(axes, true);
+    at::Tensor var = (x * x).mean(axes, true) - mean * mean;
+    return {(x - mean) / (at::sqrt(var) + 1e-9)};
+  };
+});
+
+// NLL over class axis 1: input (N, C, d...), target (N, d...), optional weight (C).
+at::Tensor nll(const ir::Node& n, const at::Tensor& input, const at::Tensor& target_in,
+               const at::Tensor& weight, const std::string& reduction,
+               std::optional<int64_t> ignore) {
+  at::Tensor target = target_in.to(at::kLong);
+  at::Tensor valid = at::ones_like(target, at::kBool);
+  if (ignore) valid = target != *ignore;
+  at::Tensor safe = at::where(valid, target, at::zeros_like(target));
+  int64_t C = input.size(1);
+  if (safe.numel() > 0 && (safe.min().item<int64_t>() < 0 || safe.max().item<int64_t>() >= C))
+    kernel_fail(n, "a target is outside [0, " + std::to_string(C - 1) + "]");
+  at::Tensor picked = -at::gather(input, 1, safe.unsqueeze(1)).squeeze(1);
+  at::Tensor w = weight.defined() ? weight.index_select(0, safe.reshape({-1})).reshape(safe.sizes())
+                                  : at::ones_like(picked);
+  w = w * valid.to(w.scalar_type());
+  at::Tensor loss = picked * w;
+  if (reduction == "none") return loss;
+  if (reduction == "sum") return loss.sum();
+  if (reduction != "mean") kernel_fail(n, "reduction must be none, sum or mean; got " + reduction);
+  if (!weight.defined() && !ignore) return loss.mean();
+  return loss.sum() / w.sum();
+}
+
+TONNX_KERNEL("NegativeLogLikelihoodLoss", 12, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  std::string reduction = n.attr_s("reduction", "mean");
+  std::optional<int64_t> ignore;
+  if (n.has_attr("ignore_index")) ignore = n.attr_i("ignore_index", 0);
+  return [&n, reduction, ignore](const Tensors& in) -> Tensors {
+    at::Tensor w = in.size() > 2 ? in[2] : at::Tensor();
+    return {nll(n, in.at(0), in.at(1), w, reduction, ignore)};
+  };
+});
+
+TONNX_KERNEL("SoftmaxCrossEntropyLoss", 12, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  std::string reduction = n.attr_s("reduction", "mean");
+  std::optional<int64_t> ignore;
+  if (n.has_attr("ignore_index")) ignore = n.attr_i("ignore_index", 0);
+  return [&n, reduction, ignore](const Tensors& in) -> Tensors {
+    const at::Tensor& x = in.at(0);
+    at::Tensor logp = at::log_softmax(x, 1);
+    at::Tensor w = in.size() > 2 ? in[2] : at::Tensor();
+    at::Tensor loss = nll(n, logp, in.at(1), w, reduction, ignore);
+    return {loss, logp};
+  };
+});
+
+}  // namespace
+}  // namespace tonnx::backend

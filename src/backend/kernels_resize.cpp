@@ -1,0 +1,159 @@
+// Resize and Upsample. Every mode is separable: each axis is resampled by a [out, in] weight
+// matrix built from the coordinate transform and the interpolation kernel, so nearest,
+// linear and cubic share one code path and any rank works.
+#include "backend/kernel.h"
+
+namespace tonnx::backend {
+namespace {
+
+struct ResizeAttrs {
+  std::string mode = "nearest", coord = "half_pixel", nearest = "round_prefer_floor";
+  double cubic_a = -0.75, extrapolation = 0.0;
+  bool exclude_outside = false;
+};
+
+double source_coord(const ResizeAttrs& a, int64_t i, int64_t in, int64_t out, double scale,
+                    double start, double end) {
+  double x = static_cast<double>(i);
+  const std::string& c = a.coord;
+  if (c == "half_pixel") return (x + 0.5) / scale - 0.5;
+  if (c == "pytorch_half_pixel") return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+  if (c == "align_corners") return out == 1 ? 0.0 : x * (in - 1) / static_cast<double>(out - 1);
+  if (c == "asymmetric") return x / scale;
+  if (c == "tf_half_pixel_for_nn") return (x + 0.5) / scale;
+  // tf_crop_and_resize
+  if (out > 1) return start * (in - 1) + x * (end - start) * (in - 1) / static_cast<double>(out - 1);
+  return 0.5 * (start + end) * (in - 1);
+}
+
+int64_t nearest_index(const std::string& mode, double x) {
+  if (mode == "floor") return static_cast<int64_t>(std::floor(x));
+  if (mode == "ceil") return static_cast<int64_t>(std::ceil(x));
+  double f = std::floor(x);
+  if (x - f == 0.5) return static_cast<int64_t>(mode == "round_prefer_ceil" ? f + 1 : f);
+  return static_cast<int64_t>(std::round(x));
+}
+
+// Weights [out, in] for one axis, and which outputs fall outside (tf_crop_and_resize).
+std::pair<at::Tensor, at::Tensor> axis_weights(const ResizeAttrs& a, int64_t in, int64_t out,
+                                               double scale, double start, double end) {
+  at::Tensor m = at::zeros({out, in}, at::kDouble);
+  at::Tensor outside = at::zeros({out}, at::kBool);
+  auto M = m.accessor<double, 2>();
+  auto clampi = [in](int64_t k) { return std::clamp<int64_t>(k, 0, in - 1); };
+  for (int64_t i = 0; i < out; ++i) {
+    double x = source_coord(a, i, in, out, scale, start, end);
+    if (a.coord == "tf_crop_and_resize" && (x < 0 || x > in - 1)) outside[i] = true;
+    if (a.mode == "nearest") {
+      M[i][clampi(nearest_index(a.nearest, x))] = 1;
+    } else if (a.mode == "linear") {
+      double xc = std::clamp(x, 0.0, static_cast<double>(in - 1));
+      int64_t x0 = static_cast<int64_t>(std::floor(xc));
+      double r = xc - x0;
+      M[i][clampi(x0)] += 1 - r;
+      M[i][clampi(x0 + 1)] += r;
+    } else {
+      double A = a.cubic_a;
+      int64_t x0 = static_cast<int64_t>(std::floor(x));
+      double r = x - x0;
+      double c[4] = {((A * (r + 1) - 5 * A) * (r + 1) + 8 * A) * (r + 1) - 4 * A,
+                     ((A + 2) * r - (A + 3)) * r * r + 1,
+                     ((A + 2) * (1 - r) - (A + 3)) * (1 - r) * (1 - r) + 1,
+                     ((A * (2 - r) - 5 * A) * (2 - r) + 8 * A) * (2 - r) - 4 * A};
+      double total = 0;
+      for (int k = 0; k < 4; ++k) {
+        int64_t idx = x0 - 1 + k;
+        if (a.exclude_outside && (idx < 0 || idx >= in)) c[k] = 0;
+        total += c[k];
+      }
+      for (int k = 0; k < 4; ++k) M[i][clampi(x0 - 1 + k)] += a.exclude_outside ? c[k] / total : c[k];
+    }
+  }
+  return {m, outside};
+}
+
+at::Tensor resize(const ir::Node& n, const ResizeAttrs& a, const at::Tensor& x,
+                  std::vector<double> scales, std::vector<int64_t> sizes,
+                  const std::vector<double>& roi) {
+  int64_t r = x.dim();
+  if (!sizes.empty()) {
+    if (static_cast<int64_t>(sizes.size()) != r)
+      kernel_fail(n, "sizes has " + std::to_string(sizes.size()) + " values for rank " + std::to_string(r));
+    scales.clear();
+    for (int64_t d = 0; d < r; ++d) scales.push_back(static_cast<double>(sizes[d]) / x.size(d));
+  } else {
+    if (static_cast<int64_t>(scales.size()) != r)
+      kernel_fail(n, "scales has " + std::to_string(scales.size()) + " values for rank " + std::to_string(r));
+    for (int64_t d = 0; d < r; ++d) {
+      if (scales[d] <= 0) kernel_fail(n, "scales must be positive");
+      sizes.push_back(static_cast<int64_t>(std::floor(x.size(d) * scales[d])));
+    }
+  }
+  at::ScalarType st = x.scalar_type();
+  at::Tensor y = x.to(at::kDouble);
+  at::Tensor outside_any = at::zeros(sizes, at::kBool);
+  for (int64_t d = 0; d < r; ++d) {
+    if (sizes[d] == x.size(d) && scales[d] == 1.0 && a.coord != "tf_crop_and_resize") continue;
+    double start = roi.size() == static_cast<size_t>(2 * r) ? roi[d] : 0.0;
+    double end = roi.size() == static_cast<size_t>(2 * r) ? roi[d + r] : 1.0;
+    auto [m, outside] = axis_weights(a, x.size(d), sizes[d], scales[d], start, end);
+    y = at::matmul(y.movedim(d, -1), m.t()).movedim(-1, d);
+    std::vector<int64_t> shape(r, 1);
+    shape[d] = sizes[d];
+    outside_any = outside_any | outside.reshape(shape);
+  }
+  if (a.coord == "tf_crop_and_resize") y = at::where(outside_any, at::full({}, a.extrapolation, at::kDouble), y);
+  if (!at::isFloatingType(st)) y = at::round(y);
+  return y.to(st);
+}
+
+std::vector<double> to_doubles(const at::Tensor& t) {
+  at::Tensor c = t.to(at::kDouble).contiguous().reshape({-1});
+  return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
+}
+
+TONNX_KERNEL("Resize", 10, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  ResizeAttrs a;
+  a.mode = n.attr_s("mode", "nearest");
+  if (a.mode != "nearest" && a.mode != "linear" && a.mode != "cubic")
+    kernel_fail(n, "mode must be nearest, linear or cubic; got " + a.mode);
+  bool v10 = s.opset < 11;
+  a.coord = v10 ? "asymmetric" : n.attr_s("coordinate_transformation_mode", "half_pixel");
+  a.nearest = v10 ? "floor" : n.attr_s("nearest_mode", "round_prefer_floor");
+  a.cubic_a = n.attr_f("cubic_coeff_a", -0.75f);
+  a.exclude_outside = n.attr_i("exclude_outside", 0) != 0;
+  a.extrapolation = n.attr_f("extrapolation_value", 0.0f);
+  return [&n, a, v10](const Tensors& in) -> Tensors {
+    const at::Tensor& x = in.at(0);
+    if (v10) return {resize(n, a, x, to_doubles(in.at(1)), {}, {})};
+    std::vector<double> roi, scales;
+    std::vector<int64_t> sizes;
+    if (in.size() > 1 && in[1].defined()) roi = to_doubles(in[1]);
+    if (in.size() > 2 && in[2].defined()) scales = to_doubles(in[2]);
+    if (in.size() > 3 && in[3].defined()) sizes = to_int_vector(in[3]);
+    return {resize(n, a, x, scales, sizes, roi)};
+  };
+});
+
+TONNX_KERNEL("Upsample", 1, 9, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  ResizeAttrs a;
+  a.mode = n.attr_s("mode", "nearest");
+  if (a.mode == "bilinear") a.mode = "linear";
+  a.coord = "asymmetric";
+  a.nearest = "floor";
+  std::vector<double> attr_scales;
+  for (float f : n.attr_floats("scales")) attr_scales.push_back(f);
+  if (s.opset < 7) {  // height_scale / width_scale on NCHW
+    attr_scales = {1.0, 1.0, n.attr_f("height_scale", 1.0f), n.attr_f("width_scale", 1.0f)};
+  }
+  bool from_input = s.opset >= 9;
+  return [&n, a, attr_scales, from_input](const Tensors& in) -> Tensors {
+    std::vector<double> sc = from_input ? to_doubles(in.at(1)) : attr_scales;
+    return {resize(n, a, in.at(0), sc, {}, {})};
+  };
+});
+
+}  // namespace
+}  // namespace tonnx::backend

@@ -1,0 +1,407 @@
+// Shape and indexing kernels: ConstantOfShape, EyeLike, Tile, Split, Pad, Depth/SpaceToDepth,
+// GatherElements/ND, Scatter*, OneHot, NonZero, Compress, ReverseSequence, TopK, Unique.
+#include "backend/kernel.h"
+
+namespace tonnx::backend {
+namespace {
+
+TONNX_KERNEL("ConstantOfShape", 9, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  at::Tensor value = at::zeros({1}, at::kFloat);
+  if (const ir::AttrValue* a = s.node.attr("value")) value = a->t();
+  return [value](const Tensors& in) -> Tensors {
+    std::vector<int64_t> shape = to_int_vector(in.at(0));
+    return {value.reshape({}).expand(shape).contiguous()};
+  };
+});
+
+TONNX_KERNEL("EyeLike", 9, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  int64_t k = n.attr_i("k", 0);
+  int64_t dtype = n.attr_i("dtype", 0);
+  return [&n, k, dtype](const Tensors& in) -> Tensors {
+    const at::Tensor& x = in.at(0);
+    if (x.dim() != 2) kernel_fail(n, "input must be 2-D, got rank " + std::to_string(x.dim()));
+    at::ScalarType st =
+        dtype ? ir::scalar_type_from_dtype(static_cast<ir::DType>(dtype)) : x.scalar_type();
+    at::Tensor y = at::zeros(x.sizes(), st);
+    int64_t rows = x.size(0), cols = x.size(1);
+    for (int64_t i = 0; i < rows; ++i)
+      if (i + k >= 0 && i + k < cols) y[i][i + k] = 1;
+    return {y};
+  };
+});
+
+TONNX_KERNEL("Tile", 6, kAnyOpset, [](const KernelSpec&) -> KernelFn {
+  return [](const Tensors& in) -> Tensors { return {in.at(0).repeat(to_int_vector(in.at(1)))}; };
+});
+
+// Split: sizes from the `split` attribute (< 13) or input, else equal parts (num_outputs).
+TONNX_KERNEL("Split", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  int64_t axis = n.attr_i("axis", 0);
+  std::vector<int64_t> attr_split = n.attr_ints("split");
+  size_t n_out = n.outputs().size();
+  bool from_input = s.opset >= 13;
+  return [&n, axis, attr_split, n_out, from_input](const Tensors& in) -> Tensors {
+    const at::Tensor& x = in.at(0);
+    int64_t a = norm_axis(n, axis, x.dim());
+    std::vector<int64_t> sizes = attr_split;
+    if (from_input || in.size() > 1)
+      sizes = in.size() > 1 && in[1].defined() ? to_int_vector(in[1]) : std::vector<int64_t>{};
+    if (sizes.empty()) {
+      int64_t chunk = (x.size(a) + static_cast<int64_t>(n_out) - 1) / static_cast<int64_t>(n_out);
+      for (size_t i = 0; i < n_out; ++i) {
+        int64_t left = x.size(a) - chunk * static_cast<int64_t>(i);
+        sizes.push_back(std::max<int64_t>(0, std::min(chunk, left)));
+      }
+    }
+    int64_t total = 0;
+    for (int64_t v : sizes) total += v;
+    if (total != x.size(a))
+      kernel_fail(n, "split sizes sum to " + std::to_string(total) + " but axis " +
+                         std::to_string(a) + " has " + std::to_string(x.size(a)));
+    auto parts = x.split_with_sizes(sizes, a);
+    return Tensors(parts.begin(), parts.end());
+  };
+});
+
+// Pad: constant, reflect, edge; pads as attribute (< 11) or input, with optional axes (18).
+TONNX_KERNEL("Pad", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  std::string mode = n.attr_s("mode", "constant");
+  if (mode != "constant" && mode != "reflect" && mode != "edge")
+    kernel_fail(n, "mode must be constant, reflect or edge; got \"" + mode + "\"");
+  bool legacy = s.opset < 11;
+  std::vector<int64_t> attr_pads = n.attr_ints(s.opset < 2 ? "paddings" : "pads");
+  double attr_value = n.attr_f("value", 0.0f);
+  return [&n, mode, legacy, attr_pads, attr_value](const Tensors& in) -> Tensors {
+    at::Tensor x = in.at(0);
+    std::vector<int64_t> pads = legacy ? attr_pads : to_int_vector(in.at(1));
+    double value = attr_value;
+    if (!legacy && in.size() > 2 && in[2].defined() && in[2].numel() > 0)
+      value = in[2].item<double>();
+    int64_t r = x.dim();
+    std::vector<int64_t> axes;
+    if (!legacy && in.size() > 3 && in[3].defined()) {
+      for (int64_t a : to_int_vector(in[3])) axes.push_back(norm_axis(n, a, r));
+    } else {
+      for (int64_t i = 0; i < r; ++i) axes.push_back(i);
+    }
+    if (pads.size() != 2 * axes.size())
+      kernel_fail(n, "pads has " + std::to_string(pads.size()) + " values; expected " +
+                         std::to_string(2 * axes.size()));
+    std::vector<int64_t> full(2 * r, 0);
+    for (size_t i = 0; i < axes.size(); ++i) {
+      full[axes[i]] = pads[i];
+      full[axes[i] + r] = pads[i + axes.size()];
+    }
+    if (mode == "constant") {
+      std::vector<int64_t> p;
+      for (int64_t i = r; i-- > 0;) {
+        p.push_back(full[i]);
+        p.push_back(full[i + r]);
+      }
+      return {at::constant_pad_nd(x, p, value)};
+    }
+    // reflect / edge: pad one axis at a time with index arithmetic (any rank, any dtype).
+    for (int64_t d = 0; d < r; ++d) {
+      int64_t b = full[d], e = full[d + r], len = x.size(d);
+      if (b == 0 && e == 0) continue;
+      if (b < 0 || e < 0) {
+        x = x.narrow(d, std::max<int64_t>(0, -b), len + std::min<int64_t>(0, b) + std::min<int64_t>(0, e));
+        b = std::max<int64_t>(0, b);
+        e = std::max<int64_t>(0, e);
+        len = x.size(d);
+      }
+      if (len == 0) kernel_fail(n, "cannot " + mode + "-pad an empty axis");
+      at::Tensor idx = at::arange(-b, len + e, at::kLong);
+      if (mode == "edge") {
+        idx = idx.clamp(0, len - 1);
+      } else {
+        if (len == 1) {
+          idx = at::zeros_like(idx);
+        } else {
+          int64_t period = 2 * (len - 1);
+          idx = at::remainder(idx, period);
+          idx = at::where(idx >= len, period - idx, idx);
+        }
+      }
+      x = x.index_select(d, idx);
+    }
+    return {x};
+  };
+});
+
+TONNX_KERNEL("DepthToSpace", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  int64_t b = s.node.attr_i("blocksize", 1);
+  bool crd = s.node.attr_s("mode", "DCR") == "CRD";
+  return [b, crd](const Tensors& in) -> Tensors {
+    const at::Tensor& x = in.at(0);
+    int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
+    at::Tensor y;
+    if (crd)
+      y = x.reshape({N, C / (b * b), b, b, H, W}).permute({0, 1, 4, 2, 5, 3});
+    else
+      y = x.reshape({N, b, b, C / (b * b), H, W}).permute({0, 3, 4, 1, 5, 2});
+    return {y.reshape({N, C / (b * b), H * b, W * b})};
+  };
+});
+TONNX_KERNEL("SpaceToDepth", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  int64_t b = s.node.attr_i("blocksize", 1);
+  return [b](const Tensors& in) -> Tensors {
+    const at::Tensor& x = in.at(0);
+    int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
+    at::Tensor y = x.reshape({N, C, H / b, b, W / b, b}).permute({0, 3, 5, 1, 2, 4});
+    return {y.reshape({N, C * b * b, H / b, W / b})};
+  };
+});
+
+at::Tensor wrap_indices(const ir::Node& n, const at::Tensor& idx_in, int64_t size) {
+  at::Tensor idx = idx_in.to(at::kLong);
+  if (idx.numel() > 0) {
+    int64_t lo = idx.min().item<int64_t>(), hi = idx.max().item<int64_t>();
+    if (lo < -size || hi >= size)
+      kernel_fail(n, "index " + std::to_string(lo < -size ? lo : hi) + " is out of range [" +
+                         std::to_string(-size) + ", " + std::to_string(size - 1) + "]");
+  }
+  return at::where(idx < 0, idx + size, idx);
+}
+
+TONNX_KERNEL("GatherElements", 11, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  int64_t axis = n.attr_i("axis", 0);
+  return [&n, axis](const Tensors& in) -> Tensors {
+    const at::Tensor& x = in.at(0);
+    int64_t a = norm_axis(n, axis, x.dim());
+    return {at::gather(x, a, wrap_indices(n, in.at(1), x.size(a)))};
+  };
+});
+
+// Scatter (opset 9-10) and ScatterElements: reduction none/add/mul (16), min/max (18).
+KernelFactory scatter_elements() {
+  return [](const KernelSpec& s) -> KernelFn {
+    const ir::Node& n = s.node;
+    int64_t axis = n.attr_i("axis", 0);
+    std::string red = n.attr_s("reduction", "none");
+    return [&n, axis, red](const Tensors& in) -> Tensors {
+      const at::Tensor& x = in.at(0);
+      int64_t a = norm_axis(n, axis, x.dim());
+      at::Tensor idx = wrap_indices(n, in.at(1), x.size(a));
+      const at::Tensor& upd = in.at(2);
+      if (red == "none") return {x.scatter(a, idx, upd)};
+      std::string r = red == "add" ? "sum" : red == "mul" ? "prod" : red == "max" ? "amax" : "amin";
+      return {x.scatter_reduce(a, idx, upd, r, true)};
+    };
+  };
+}
+TONNX_KERNEL("Scatter", 9, 10, scatter_elements());
+TONNX_KERNEL("ScatterElements", 11, kAnyOpset, scatter_elements());
+
+TONNX_KERNEL("GatherND", 11, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  int64_t batch_dims = n.attr_i("batch_dims", 0);
+  return [&n, batch_dims](const Tensors& in) -> Tensors {
+    const at::Tensor& x = in.at(0);
+    at::Tensor idx = in.at(1).to(at::kLong);
+    int64_t k = idx.size(-1);
+    if (batch_dims + k > x.dim()) kernel_fail(n, "indices' last dim is too large for the data");
+    std::vector<int64_t> batch(x.sizes().begin(), x.sizes().begin() + batch_dims);
+    int64_t B = c10::multiply_integers(batch);
+    at::Tensor xb = x.reshape(
+        [&] {
+          std::vector<int64_t> sh{B};
+          sh.insert(sh.end(), x.sizes().begin() + batch_dims, x.sizes().end());
+          return sh;
+        }());
+    std::vector<int64_t> idx_mid(idx.sizes().begin() + batch_dims, idx.sizes().end() - 1);
+    at::Tensor ib = idx.reshape({B, -1, k});
+    // Linearize the k indexed dims.
+    at::Tensor lin = at::zeros({B, ib.size(1)}, at::kLong);
+    for (int64_t j = 0; j < k; ++j) {
+      int64_t size = xb.size(1 + j);
+      at::Tensor ij = ib.select(2, j);
+      ij = at::where(ij < 0, ij + size, ij);
+      lin = lin * size + ij;
+    }
+    std::vector<int64_t> rest(xb.sizes().begin() + 1 + k, xb.sizes().end());
+    at::Tensor flat = xb.reshape({B, -1, c10::multiply_integers(rest)});
+    at::Tensor g = at::gather(flat, 1, lin.unsqueeze(-1).expand({B, lin.size(1), flat.size(2)}));
+    std::vector<int64_t> out = batch;
+    out.insert(out.end(), idx_mid.begin(), idx_mid.end());
+    out.insert(out.end(), rest.begin(), rest.end());
+    return {g.reshape(out)};
+  };
+});
+
+TONNX_KERNEL("ScatterND", 11, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  std::string red = s.node.attr_s("reduction", "none");
+  return [red](const Tensors& in) -> Tensors {
+    at::Tensor x = in.at(0).clone();
+    at::Tensor idx = in.at(1).to(at::kLong);
+    const at::Tensor& upd = in.at(2);
+    int64_t k = idx.size(-1);
+    at::Tensor ii = idx.reshape({-1, k});
+    std::vector<int64_t> rest(x.sizes().begin() + k, x.sizes().end());
+    at::Tensor u = upd.reshape([&] {
+      std::vector<int64_t> sh{ii.size(0)};
+      sh.insert(sh.end(), rest.begin(), rest.end());
+      return sh;
+    }());
+    for (int64_t i = 0; i < ii.size(0); ++i) {
+      at::Tensor view = x;
+      for (int64_t j = 0; j < k; ++j) {
+        int64_t v = ii[i][j].item<int64_t>();
+        view = view.select(0, v < 0 ? v + view.size(0) : v);
+      }
+      if (red == "add")
+        view.add_(u[i]);
+      else if (red == "mul")
+        view.mul_(u[i]);
+      else if (red == "max")
+        view.copy_(at::maximum(view, u[i]));
+      else if (red == "min")
+        view.copy_(at::minimum(view, u[i]));
+      else
+        view.copy_(u[i]);
+    }
+    return {x};
+  };
+});
+
+TONNX_KERNEL("OneHot", 9, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  int64_t axis = n.attr_i("axis", -1);
+  return [&n, axis](const Tensors& in) -> Tensors {
+    at::Tensor idx = in.at(0);
+    int64_t depth = static_cast<int64_t>(in.at(1).item<double>());
+    const at::Tensor& values = in.at(2);
+    at::Tensor i = idx.to(at::kLong);
+    i = at::where(i < 0, i + depth, i);
+    at::Tensor valid = (i >= 0) & (i < depth);
+    at::Tensor oh = at::one_hot(at::where(valid, i, at::zeros_like(i)), depth) *
+                    valid.unsqueeze(-1).to(at::kLong);
+    int64_t a = norm_axis(n, axis, idx.dim() + 1);
+    oh = oh.movedim(-1, a);
+    at::Tensor off = values[0], on = values[1];
+    return {at::where(oh.to(at::kBool), on, off).to(values.scalar_type())};
+  };
+});
+
+TONNX_KERNEL("NonZero", 9, kAnyOpset, [](const KernelSpec&) -> KernelFn {
+  return [](const Tensors& in) -> Tensors {
+    const at::Tensor& x = in.at(0);
+    if (x.dim() == 0) return {at::zeros({0, x.item<bool>() ? 1 : 0}, at::kLong)};
+    return {at::nonzero(x).t().contiguous()};
+  };
+});
+
+TONNX_KERNEL("Compress", 9, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  bool has_axis = n.has_attr("axis");
+  int64_t axis = n.attr_i("axis", 0);
+  return [&n, has_axis, axis](const Tensors& in) -> Tensors {
+    at::Tensor x = in.at(0);
+    at::Tensor c = in.at(1).to(at::kBool);
+    if (!has_axis) x = x.reshape({-1});
+    int64_t a = has_axis ? norm_axis(n, axis, x.dim()) : 0;
+    c = c.narrow(0, 0, std::min(c.size(0), x.size(a)));
+    return {x.index_select(a, at::nonzero(c).reshape({-1}))};
+  };
+});
+
+TONNX_KERNEL("ReverseSequence", 10, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  int64_t batch_axis = s.node.attr_i("batch_axis", 1), time_axis = s.node.attr_i("time_axis", 0);
+  return [batch_axis, time_axis](const Tensors& in) -> Tensors {
+    at::Tensor y = in.at(0).clone();
+    std::vector<int64_t> lens = to_int_vector(in.at(1));
+    for (size_t b = 0; b < lens.size(); ++b) {
+      at::Tensor xb = in[0].select(batch_axis, static_cast<int64_t>(b));
+      int64_t t = time_axis > batch_axis ? time_axis - 1 : time_axis;
+      at::Tensor rev = xb.narrow(t, 0, lens[b]).flip(t);
+      y.select(batch_axis, static_cast<int64_t>(b)).narrow(t, 0, lens[b]).copy_(rev);
+    }
+    return {y};
+  };
+});
+
+TONNX_KERNEL("TopK", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  int64_t axis = n.attr_i("axis", -1);
+  bool largest = n.attr_i("largest", 1) != 0, sorted = n.attr_i("sorted", 1) != 0;
+  int64_t attr_k = n.attr_i("k", -1);
+  bool k_input = s.opset >= 10;
+  return [&n, axis, largest, sorted, attr_k, k_input](const Tensors& in) -> Tensors {
+    const at::Tensor& x = in.at(0);
+    int64_t a = norm_axis(n, axis, x.dim());
+    int64_t k = k_input ? to_int_vector(in.at(1)).at(0) : attr_k;
+    if (k < 0 || k > x.size(a))
+      kernel_fail(n, "k = " + std::to_string(k) + " is out of range for axis of size " +
+                         std::to_string(x.size(a)));
+    // A stable sort keeps the lower index first among equal values, as ONNX requires.
+    auto [v, i] = at::sort(x, /*stable=*/true, a, largest);
+    (void)sorted;
+    return {v.narrow(a, 0, k).contiguous(), i.narrow(a, 0, k).contiguous()};
+  };
+});
+
+TONNX_KERNEL("Unique", 11, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  bool has_axis = n.has_attr("axis");
+  int64_t axis = n.attr_i("axis", 0);
+  bool sorted = n.attr_i("sorted", 1) != 0;
+  return [&n, has_axis, axis, sorted](const Tensors& in) -> Tensors {
+    at::Tensor x = in.at(0);
+    int64_t a = 0;
+    if (has_axis) {
+      a = norm_axis(n, axis, x.dim());
+      x = x.movedim(a, 0);
+    } else {
+      x = x.reshape({-1});
+    }
+    int64_t len = x.size(0);
+    at::Tensor rows = x.reshape({len, -1});
+    // Group equal slices: first occurrence order, then optionally sort by value.
+    std::vector<int64_t> first, inverse(len), counts;
+    for (int64_t i = 0; i < len; ++i) {
+      int64_t found = -1;
+      for (size_t u = 0; u < first.size(); ++u)
+        if (at::equal(rows[first[u]], rows[i])) {
+          found = static_cast<int64_t>(u);
+          break;
+        }
+      if (found < 0) {
+        found = static_cast<int64_t>(first.size());
+        first.push_back(i);
+        counts.push_back(0);
+      }
+      inverse[i] = found;
+      ++counts[found];
+    }
+    std::vector<int64_t> order(first.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+    if (sorted) {
+      std::stable_sort(order.begin(), order.end(), [&](int64_t p, int64_t q) {
+        at::Tensor rp = rows[first[p]].to(at::kDouble), rq = rows[first[q]].to(at::kDouble);
+        for (int64_t j = 0; j < rp.numel(); ++j) {
+          double vp = rp[j].item<double>(), vq = rq[j].item<double>();
+          if (vp != vq) return vp < vq;
+        }
+        return false;
+      });
+    }
+    std::vector<int64_t> rank(order.size()), idx, cnt;
+    for (size_t r = 0; r < order.size(); ++r) {
+      rank[order[r]] = static_cast<int64_t>(r);
+      idx.push_back(first[order[r]]);
+      cnt.push_back(counts[order[r]]);
+    }
+    for (auto& v : inverse) v = rank[v];
+    at::Tensor idx_t = at::tensor(idx, at::kLong);
+    at::Tensor y = x.index_select(0, idx_t);
+    if (has_axis) y = y.movedim(0, a);
+    return {y.contiguous(), idx_t, at::tensor(inverse, at::kLong), at::tensor(cnt, at::kLong)};
+  };
+});
+
+}  // namespace
+}  // namespace tonnx::backend

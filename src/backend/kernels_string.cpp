@@ -1,0 +1,125 @@
+// String tensors (StringTensor in tonnx/backend.h): StringNormalizer, TfIdfVectorizer, Equal
+// on strings, Cast to and from strings.
+#include <cctype>
+#include <set>
+
+#include "backend/kernel.h"
+
+namespace tonnx::backend {
+namespace {
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+std::string upper(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+TONNX_VALUE_KERNEL("StringNormalizer", 10, kAnyOpset, [](const KernelSpec& s) -> ValueKernelFn {
+  const ir::Node& n = s.node;
+  std::string action = n.attr_s("case_change_action", "NONE");
+  bool sensitive = n.attr_i("is_case_sensitive", 0) != 0;
+  std::vector<std::string> stop;
+  if (const ir::AttrValue* a = n.attr("stopwords")) stop = a->strings();
+  std::set<std::string> stopset;
+  for (const auto& w : stop) stopset.insert(sensitive ? w : lower(w));
+  return [&n, action, sensitive, stopset](const RunValues& in) -> RunValues {
+    const StringTensor& x = in.at(0).strings();
+    if (x.shape.size() > 2 || (x.shape.size() == 2 && x.shape[0] != 1))
+      kernel_fail(n, "input must have shape [C] or [1, C]");
+    StringTensor y;
+    for (const auto& w : x.data) {
+      if (stopset.count(sensitive ? w : lower(w))) continue;
+      y.data.push_back(action == "LOWER" ? lower(w) : action == "UPPER" ? upper(w) : w);
+    }
+    // All filtered out: a single empty string.
+    if (y.data.empty()) y.data.push_back("");
+    int64_t c = static_cast<int64_t>(y.data.size());
+    y.shape = x.shape.size() == 2 ? std::vector<int64_t>{1, c} : std::vector<int64_t>{c};
+    return {y};
+  };
+});
+
+// TfIdfVectorizer over int or string n-grams; pool_* hold the n-grams of each length in
+// order of ngram_counts; ngram_indexes map them to output columns.
+TONNX_VALUE_KERNEL("TfIdfVectorizer", 9, kAnyOpset, [](const KernelSpec& s) -> ValueKernelFn {
+  const ir::Node& n = s.node;
+  int64_t min_n = n.attr_i("min_gram_length", 1), max_n = n.attr_i("max_gram_length", 1);
+  int64_t max_skip = n.attr_i("max_skip_count", 0);
+  std::string mode = n.attr_s("mode", "TF");
+  std::vector<int64_t> counts = n.attr_ints("ngram_counts"), indexes = n.attr_ints("ngram_indexes");
+  std::vector<float> weights = n.attr_floats("weights");
+  std::vector<std::string> pool;
+  if (const ir::AttrValue* a = n.attr("pool_strings")) {
+    pool = a->strings();
+  } else {
+    for (int64_t v : n.attr_ints("pool_int64s")) pool.push_back(std::to_string(v));
+  }
+  // n-gram (joined by \x1f) -> output column
+  std::map<std::string, int64_t> column;
+  int64_t out_size = 0;
+  for (int64_t v : indexes) out_size = std::max(out_size, v + 1);
+  size_t pos = 0, k = 0;
+  for (size_t c = 0; c < counts.size(); ++c) {
+    size_t len = c + 1;
+    size_t end = c + 1 < counts.size() ? static_cast<size_t>(counts[c + 1]) : pool.size();
+    for (pos = static_cast<size_t>(counts[c]); pos + len <= end; pos += len, ++k) {
+      std::string key;
+      for (size_t j = 0; j < len; ++j) key += (j ? "\x1f" : "") + pool[pos + j];
+      if (k < indexes.size()) column[key] = indexes[k];
+    }
+  }
+  return [&n, min_n, max_n, max_skip, mode, weights, column, out_size](const RunValues& in) -> RunValues {
+    std::vector<std::vector<std::string>> rows;
+    std::vector<int64_t> shape;
+    if (in.at(0).is_strings()) {
+      const StringTensor& x = in[0].strings();
+      shape = x.shape;
+      int64_t width = shape.empty() ? 1 : shape.back();
+      for (size_t i = 0; i < x.data.size(); i += static_cast<size_t>(width))
+        rows.emplace_back(x.data.begin() + i, x.data.begin() + i + width);
+    } else {
+      at::Tensor x = in[0].tensor().to(at::kLong).contiguous();
+      shape = x.sizes().vec();
+      int64_t width = x.dim() ? x.size(-1) : 1;
+      auto* p = x.data_ptr<int64_t>();
+      for (int64_t i = 0; i < x.numel(); i += width) {
+        std::vector<std::string> r;
+        for (int64_t j = 0; j < width; ++j) r.push_back(std::to_string(p[i + j]));
+        rows.push_back(r);
+      }
+    }
+    if (shape.size() > 2) kernel_fail(n, "input must be 1-D or 2-D");
+    int64_t batch = shape.size() == 2 ? shape[0] : 1;
+    if (rows.empty()) rows.resize(static_cast<size_t>(batch));
+    at::Tensor y = at::zeros({batch, out_size}, at::kFloat);
+    for (int64_t b = 0; b < batch; ++b) {
+      const auto& r = rows[b];
+      std::vector<double> tf(out_size, 0);
+      for (int64_t len = min_n; len <= max_n; ++len) {
+        for (int64_t skip = 0; skip <= (len == 1 ? 0 : max_skip); ++skip) {
+          int64_t span = (len - 1) * (skip + 1) + 1;
+          for (int64_t st = 0; st + span <= static_cast<int64_t>(r.size()); ++st) {
+            std::string key;
+            for (int64_t j = 0; j < len; ++j) key += (j ? "\x1f" : "") + r[st + j * (skip + 1)];
+            auto it = column.find(key);
+            if (it != column.end()) tf[it->second] += 1;
+          }
+        }
+      }
+      for (int64_t c = 0; c < out_size; ++c) {
+        double v = tf[c];
+        if (mode == "IDF") v = v > 0 ? 1 : 0;
+        if (mode != "TF") v *= c < static_cast<int64_t>(weights.size()) ? weights[c] : 1.0;
+        y[b][c] = v;
+      }
+    }
+    if (shape.size() < 2) y = y.reshape({out_size});
+    return {y};
+  };
+});
+
+}  // namespace
+}  // namespace tonnx::backend

@@ -1,0 +1,70 @@
+// tonnx conformance: runs ONNX backend test cases (model.onnx + test_data_set_N) on tonnx's
+// backend. Owned by the backend work (issue 4); see docs/backend.md.
+#include "backend/conformance.h"
+
+#include <torch/torch.h>
+
+#include <iostream>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+
+namespace tonnx::cli {
+namespace {
+bool asks_help(const std::vector<std::string>& a) {
+  for (const auto& s : a)
+    if (s == "--help" || s == "-h") return true;
+  return false;
+}
+}  // namespace
+
+int cmd_conformance(const std::vector<std::string>& argv) {
+  if (asks_help(argv)) {
+    std::cout << R"(usage: tonnx conformance DIR... [options]
+
+Runs ONNX backend test cases on tonnx's backend. Each DIR is a case folder (model.onnx and
+test_data_set_N/) or a folder of case folders. Prints `pass NAME`, `FAIL NAME: why` or
+`skip NAME: reason` per case, then `N passed, M failed, K skipped`; exits 1 on any failure.
+
+options:
+  --skips FILE     cases to skip: `case_name<TAB>reason` lines, # comments
+  --rtol X         relative tolerance (default 1e-3)
+  --atol Y         absolute tolerance (default 1e-7)
+  --quiet          print only failures and the summary
+)";
+    return 0;
+  }
+  Spec spec{{"--skips", "--rtol", "--atol"}, {"--quiet"}, {}};
+  Args a = parse_args(argv, spec);
+  if (a.positional.empty()) throw UsageError("expected at least one test case folder");
+  backend::Tolerance tol;
+  if (auto v = a.get("--rtol")) tol.rtol = std::stod(*v);
+  if (auto v = a.get("--atol")) tol.atol = std::stod(*v);
+  std::map<std::string, std::string> skips;
+  if (auto v = a.get("--skips")) skips = backend::read_skip_list(*v);
+  bool quiet = a.has("--quiet");
+  torch::NoGradGuard no_grad;
+  int passed = 0, failed = 0, skipped = 0;
+  for (const std::string& dir : backend::find_cases(a.positional)) {
+    backend::CaseResult r = backend::run_case(dir, skips, tol);
+    switch (r.status) {
+      case backend::CaseStatus::Pass:
+        ++passed;
+        if (!quiet) std::cout << "pass " << r.name << "\n";
+        break;
+      case backend::CaseStatus::Fail:
+        ++failed;
+        std::cout << "FAIL " << r.name << ": " << r.message << "\n";
+        break;
+      case backend::CaseStatus::Skip:
+        ++skipped;
+        if (!quiet) std::cout << "skip " << r.name << ": " << r.message << "\n";
+        break;
+    }
+    std::cout.flush();
+  }
+  std::cout << passed << " passed, " << failed << " failed, " << skipped << " skipped\n";
+  return failed ? 1 : 0;
+}
+
+}  // namespace tonnx::cli
