@@ -84,6 +84,7 @@ class SymbolicContext {
   bool b(size_t i) const;
   std::string s(size_t i) const;
   std::vector<int64_t> ints(size_t i) const;  // an int[] (or a single int broadcast by aten)
+  std::vector<double> floats(size_t i) const;
   std::optional<at::Tensor> constant_tensor(size_t i) const;
   // The traced type of input i / output k (dtype and sizes), when the trace knows it.
   std::optional<ir::TensorType> type(size_t i) const;

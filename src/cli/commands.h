@@ -12,5 +12,6 @@ int cmd_check(const std::vector<std::string>& args);
 int cmd_print(const std::vector<std::string>& args);
 int cmd_run(const std::vector<std::string>& args);
 int cmd_symbolics(const std::vector<std::string>& args);
+int cmd_conformance(const std::vector<std::string>& args);  // conformance.cpp
 
 }  // namespace tonnx::cli

@@ -23,6 +23,7 @@ commands:
   print M.onnx               print the graph in a readable form
   run M.onnx                 run a model on tonnx's CPU backend
   symbolics                  list the registered symbolic functions (aten op, opset)
+  conformance DIR...         run ONNX backend test cases on tonnx's backend
   help [COMMAND]             this text, or a command's options
 
 `tonnx COMMAND --help` shows a command's options. `tonnx --version` prints the version.
@@ -53,7 +54,8 @@ int main(int argc, char** argv) {
   static const std::map<std::string, std::function<int(const std::vector<std::string>&)>> commands =
       {{"export", tonnx::cli::cmd_export}, {"models", tonnx::cli::cmd_models},
        {"check", tonnx::cli::cmd_check},   {"print", tonnx::cli::cmd_print},
-       {"run", tonnx::cli::cmd_run},       {"symbolics", tonnx::cli::cmd_symbolics}};
+       {"run", tonnx::cli::cmd_run},       {"symbolics", tonnx::cli::cmd_symbolics},
+      {"conformance", tonnx::cli::cmd_conformance}};
   auto it = commands.find(cmd);
   if (it == commands.end()) {
     std::cerr << "tonnx: unknown command '" << cmd << "'\n\n" << kUsage;

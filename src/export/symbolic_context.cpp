@@ -175,6 +175,18 @@ std::vector<int64_t> SymbolicContext::ints(size_t idx) const {
        v.tagKind());
 }
 
+std::vector<double> SymbolicContext::floats(size_t idx) const {
+  c10::IValue v = constant_arg(*this, node_, idx, "float[]");
+  if (v.isDoubleList()) return v.toDoubleVector();
+  if (v.isDouble()) return {v.toDouble()};
+  if (v.isIntList()) {
+    std::vector<double> out;
+    for (int64_t x : v.toIntVector()) out.push_back(static_cast<double>(x));
+    return out;
+  }
+  fail("input " + std::to_string(idx) + " (" + arg_name(idx) + ") must be a float[], got " + v.tagKind());
+}
+
 std::optional<at::Tensor> SymbolicContext::constant_tensor(size_t idx) const {
   auto iv = jit::toIValue(arg(node_, idx, *this));
   if (iv && iv->isTensor()) return iv->toTensor();

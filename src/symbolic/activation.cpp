@@ -45,3 +45,127 @@ TONNX_SYMBOLIC("aten::feature_alpha_dropout", 9, dropout);
 
 }  // namespace
 }  // namespace tonnx::sym
+
+namespace tonnx::sym {
+namespace {
+
+TONNX_SYMBOLIC("aten::leaky_relu", 9, [](SymbolicContext& g, Value* x, double slope) {
+  return g.op("LeakyRelu", {x}, {{"alpha", slope}});
+});
+
+// elu(self, alpha, scale, input_scale): Elu when both scales are 1.
+TONNX_SYMBOLIC("aten::elu", 9, [](SymbolicContext& g, Value* x, double alpha, double scale, double input_scale) -> Outputs {
+  if (scale == 1.0 && input_scale == 1.0) return g.op("Elu", {x}, {{"alpha", alpha}});
+  at::ScalarType dt = g.scalar_type(0);
+  Value* xs = g.op("Mul", {x, g.constant_scalar(input_scale, dt)});
+  Value* e = g.op("Elu", {xs}, {{"alpha", alpha}});
+  return g.op("Mul", {e, g.constant_scalar(scale, dt)});
+});
+TONNX_SYMBOLIC("aten::selu", 9, [](SymbolicContext& g, Value* x) { return g.op("Selu", {x}); });
+// celu(x, alpha) = max(0, x) + min(0, alpha * (exp(x / alpha) - 1)); Celu is opset 12.
+TONNX_SYMBOLIC("aten::celu", 9, [](SymbolicContext& g, Value* x, double alpha) -> Outputs {
+  at::ScalarType dt = g.scalar_type(0);
+  if (g.opset() >= 12 && dt == at::kFloat) return g.op("Celu", {x}, {{"alpha", alpha}});
+  Value* a = g.constant_scalar(alpha, dt);
+  Value* neg = g.op("Mul", {a, g.op("Sub", {g.op("Exp", {g.op("Div", {x, a})}), g.constant_scalar(1, dt)})});
+  Value* zero = g.constant_scalar(0, dt);
+  return g.op("Add", {g.op("Max", {x, zero}), g.op("Min", {neg, zero})});
+});
+
+// prelu(self, weight): ONNX PRelu broadcasts the slope from the right, so a per-channel
+// weight [C] becomes [C, 1, ...] for inputs of rank > 2.
+TONNX_SYMBOLIC("aten::prelu", 9, [](SymbolicContext& g, Value* x, Value* w) -> Outputs {
+  int64_t rank = g.rank(0);
+  std::vector<int64_t> wsizes = g.sizes(1);
+  if (rank > 2 && wsizes.size() == 1 && wsizes[0] != 1) {
+    std::vector<int64_t> axes;
+    for (int64_t i = 1; i < rank - 1; ++i) axes.push_back(i);
+    w = unsqueeze(g, w, axes);
+  }
+  return g.op("PRelu", {x, w});
+});
+
+// threshold(self, threshold, value): x if x > threshold else value.
+TONNX_SYMBOLIC("aten::threshold", 9, [](SymbolicContext& g) -> Outputs {
+  at::ScalarType dt = g.scalar_type(0);
+  Value* x = g.input(0);
+  return g.op("Where", {g.op("Greater", {x, input_as(g, 1, dt)}), x, input_as(g, 2, dt)});
+});
+
+Outputs clip(SymbolicContext& g, Value* x, double lo, double hi) {
+  at::ScalarType dt = g.scalar_type(0);
+  // Clip takes min/max as inputs from opset 11 (attributes before).
+  if (g.opset() >= 11) return g.op("Clip", {x, g.constant_scalar(lo, dt), g.constant_scalar(hi, dt)});
+  if (dt != at::kFloat && dt != at::kDouble) return g.op("Min", {g.op("Max", {x, g.constant_scalar(lo, dt)}), g.constant_scalar(hi, dt)});
+  return g.op("Clip", {x}, {{"min", lo}, {"max", hi}});
+}
+TONNX_SYMBOLIC("aten::hardtanh", 9, [](SymbolicContext& g, Value* x, double lo, double hi) { return clip(g, x, lo, hi); });
+TONNX_SYMBOLIC("aten::relu6", 9, [](SymbolicContext& g, Value* x) { return clip(g, x, 0, 6); });
+
+// glu(self, dim): a * sigmoid(b) for the two halves along dim.
+TONNX_SYMBOLIC("aten::glu", 9, [](SymbolicContext& g, Value* x, int64_t dim) -> Outputs {
+  int64_t rank = g.rank(0);
+  int64_t d = norm_dim(g, dim, rank);
+  int64_t size = g.sizes(0)[d];
+  if (size % 2) g.fail("glu halves dim " + std::to_string(dim) + " of odd size " + std::to_string(size));
+  std::vector<Value*> halves;
+  if (g.opset() >= 13)
+    halves = g.op_n("Split", {x, g.constant_ints({size / 2, size / 2})}, {{"axis", d}}, 2);
+  else
+    halves = g.op_n("Split", {x}, {{"axis", d}, {"split", ir::Ints{size / 2, size / 2}}}, 2);
+  return g.op("Mul", {halves[0], g.op("Sigmoid", {halves[1]})});
+});
+
+// softplus(self, beta, threshold): ONNX's Softplus is log(1 + e^x); PyTorch returns x where
+// beta * x > threshold, which equals it within float precision for the default threshold.
+TONNX_SYMBOLIC("aten::softplus", 9, [](SymbolicContext& g, Value* x, double beta, double threshold) -> Outputs {
+  at::ScalarType dt = g.scalar_type(0);
+  Value* bx = beta == 1.0 ? x : g.op("Mul", {x, g.constant_scalar(beta, dt)});
+  Value* sp = g.op("Softplus", {bx});
+  if (beta != 1.0) sp = g.op("Div", {sp, g.constant_scalar(beta, dt)});
+  if (threshold >= 15) return sp;
+  return g.op("Where", {g.op("Greater", {bx, g.constant_scalar(threshold, dt)}), x, sp});
+});
+
+TONNX_SYMBOLIC("aten::hardsigmoid", 9, [](SymbolicContext& g, Value* x) {
+  return g.op("HardSigmoid", {x}, {{"alpha", 1.0f / 6}, {"beta", 0.5f}});
+});
+TONNX_SYMBOLIC("aten::hardswish", 9, [](SymbolicContext& g, Value* x) {
+  return g.op("Mul", {x, g.op("HardSigmoid", {x}, {{"alpha", 1.0f / 6}, {"beta", 0.5f}})});
+});
+TONNX_SYMBOLIC("aten::hardswish", 14, [](SymbolicContext& g, Value* x) { return g.op("HardSwish", {x}); });
+TONNX_SYMBOLIC("aten::silu", 9, [](SymbolicContext& g, Value* x) { return g.op("Mul", {x, g.op("Sigmoid", {x})}); });
+TONNX_SYMBOLIC("aten::mish", 9, [](SymbolicContext& g, Value* x) {
+  return g.op("Mul", {x, g.op("Tanh", {g.op("Softplus", {x})})});
+});
+TONNX_SYMBOLIC("aten::log_sigmoid", 9, [](SymbolicContext& g, Value* x) {
+  return g.op("Neg", {g.op("Softplus", {g.op("Neg", {x})})});
+});
+TONNX_SYMBOLIC("aten::tanhshrink", 9, [](SymbolicContext& g, Value* x) { return g.op("Sub", {x, g.op("Tanh", {x})}); });
+TONNX_SYMBOLIC("aten::hardshrink", 9, [](SymbolicContext& g, Value* x, double lambd) {
+  return g.op("Shrink", {x}, {{"lambd", lambd}, {"bias", 0.0f}});
+});
+TONNX_SYMBOLIC("aten::softshrink", 9, [](SymbolicContext& g, Value* x, double lambd) {
+  return g.op("Shrink", {x}, {{"lambd", lambd}, {"bias", lambd}});
+});
+
+// gelu(self, approximate): exact 0.5 x (1 + erf(x / sqrt 2)), or the tanh approximation.
+TONNX_SYMBOLIC("aten::gelu", 9, [](SymbolicContext& g) -> Outputs {
+  Value* x = g.input(0);
+  at::ScalarType dt = g.scalar_type(0);
+  std::string approx = g.num_inputs() > 1 ? g.s(1) : "none";
+  Value* half = g.constant_scalar(0.5, dt);
+  Value* one = g.constant_scalar(1.0, dt);
+  if (approx == "tanh") {
+    Value* x3 = g.op("Mul", {g.op("Mul", {x, x}), x});
+    Value* inner = g.op("Add", {x, g.op("Mul", {x3, g.constant_scalar(0.044715, dt)})});
+    inner = g.op("Mul", {inner, g.constant_scalar(std::sqrt(2.0 / M_PI), dt)});
+    return g.op("Mul", {g.op("Mul", {x, half}), g.op("Add", {one, g.op("Tanh", {inner})})});
+  }
+  if (approx != "none") g.fail("gelu approximate='" + approx + "' is not 'none' or 'tanh'");
+  Value* e = g.op("Erf", {g.op("Div", {x, g.constant_scalar(std::sqrt(2.0), dt)})});
+  return g.op("Mul", {g.op("Mul", {x, half}), g.op("Add", {one, e})});
+});
+
+}  // namespace
+}  // namespace tonnx::sym

@@ -32,8 +32,10 @@ TONNX_SYMBOLIC("aten::div", 9, [](SymbolicContext& g) -> Outputs {
   at::ScalarType dt = g.output_scalar_type();
   std::string mode = g.num_inputs() > 2 && !g.is_none(2) ? g.s(2) : "";
   if (mode.empty()) return binary(g, "Div", dt);
-  // Rounded division: compute in floating point, round, convert back.
+  // Rounded division: floats round the quotient; integers use exact integer arithmetic
+  // (trunc: ONNX Div on integers truncates; floor: see floor_divide below).
   bool is_int = at::isIntegralType(dt, /*includeBool=*/false);
+  if (is_int && mode == "trunc") return binary(g, "Div", dt);
   at::ScalarType work = is_int ? at::kDouble : dt;
   Value* q = binary(g, "Div", work);
   if (mode == "floor") return g.cast(g.op("Floor", {q}), dt);
@@ -41,6 +43,206 @@ TONNX_SYMBOLIC("aten::div", 9, [](SymbolicContext& g) -> Outputs {
   // trunc(q) = sign(q) * floor(|q|)
   q = g.op("Mul", {g.op("Sign", {q}), g.op("Floor", {g.op("Abs", {q})})});
   return g.cast(q, dt);
+});
+
+}  // namespace
+}  // namespace tonnx::sym
+
+// ---- Unary ops: one table. The input is converted to the result's type first (sqrt of an
+// int tensor is a float tensor in PyTorch; ONNX's Sqrt needs a float input).
+namespace tonnx::sym {
+namespace {
+
+Value* unary_input(SymbolicContext& g) {
+  auto out = g.output_type();
+  if (out && out->dtype != ir::DType::Undefined) return g.cast(g.input(0), ir::scalar_type_from_dtype(out->dtype));
+  return g.input(0);
+}
+
+const bool kUnaryTable = [] {
+  const std::pair<const char*, const char*> table[] = {
+      {"aten::neg", "Neg"},         {"aten::sqrt", "Sqrt"},     {"aten::tanh", "Tanh"},
+      {"aten::sigmoid", "Sigmoid"}, {"aten::abs", "Abs"},       {"aten::exp", "Exp"},
+      {"aten::log", "Log"},         {"aten::sin", "Sin"},       {"aten::cos", "Cos"},
+      {"aten::tan", "Tan"},         {"aten::asin", "Asin"},     {"aten::acos", "Acos"},
+      {"aten::atan", "Atan"},       {"aten::sinh", "Sinh"},     {"aten::cosh", "Cosh"},
+      {"aten::asinh", "Asinh"},     {"aten::acosh", "Acosh"},   {"aten::atanh", "Atanh"},
+      {"aten::erf", "Erf"},         {"aten::floor", "Floor"},   {"aten::ceil", "Ceil"},
+      {"aten::reciprocal", "Reciprocal"}, {"aten::sign", "Sign"}, {"aten::logical_not", "Not"},
+      {"aten::isnan", "IsNaN"}};
+  for (const auto& [aten, onnx] : table) {
+    std::string op = onnx;
+    detail::register_builtin(aten, 9, [op](SymbolicContext& g) -> Outputs {
+      if (op == "Not") return g.op(op, {g.cast(g.input(0), at::kBool)});
+      if (op == "IsNaN") return g.op(op, {g.input(0)});
+      return g.op(op, {unary_input(g)});
+    });
+  }
+  return true;
+}();
+
+// Round: half to even in both PyTorch and ONNX (Round is opset 11).
+TONNX_SYMBOLIC("aten::round", 11, [](SymbolicContext& g) -> Outputs {
+  if (g.num_inputs() > 1 && !g.is_none(1) && g.i(1) != 0) g.fail("round with decimals has no ONNX equivalent");
+  return g.op("Round", {g.input(0)});
+});
+TONNX_SYMBOLIC("aten::rsqrt", 9, [](SymbolicContext& g) { return g.op("Reciprocal", {g.op("Sqrt", {unary_input(g)})}); });
+TONNX_SYMBOLIC("aten::square", 9, [](SymbolicContext& g) {
+  Value* x = unary_input(g);
+  return g.op("Mul", {x, x});
+});
+TONNX_SYMBOLIC("aten::log1p", 9, [](SymbolicContext& g) {
+  Value* x = unary_input(g);
+  return g.op("Log", {g.op("Add", {x, g.constant_scalar(1, g.output_scalar_type())})});
+});
+TONNX_SYMBOLIC("aten::expm1", 9, [](SymbolicContext& g) {
+  Value* x = unary_input(g);
+  return g.op("Sub", {g.op("Exp", {x}), g.constant_scalar(1, g.output_scalar_type())});
+});
+TONNX_SYMBOLIC("aten::log2", 9, [](SymbolicContext& g) {
+  return g.op("Div", {g.op("Log", {unary_input(g)}), g.constant_scalar(std::log(2.0), g.output_scalar_type())});
+});
+TONNX_SYMBOLIC("aten::log10", 9, [](SymbolicContext& g) {
+  return g.op("Div", {g.op("Log", {unary_input(g)}), g.constant_scalar(std::log(10.0), g.output_scalar_type())});
+});
+// trunc(x) = sign(x) * floor(|x|): ONNX has no Trunc.
+TONNX_SYMBOLIC("aten::trunc", 9, [](SymbolicContext& g) {
+  Value* x = g.input(0);
+  return g.op("Mul", {g.op("Sign", {x}), g.op("Floor", {g.op("Abs", {x})})});
+});
+TONNX_SYMBOLIC("aten::bitwise_not", 9, [](SymbolicContext& g) -> Outputs {
+  if (g.scalar_type(0) != at::kBool) g.fail("bitwise_not of integers has no ONNX op before opset 18 (BitwiseNot)");
+  return g.op("Not", {g.input(0)});
+});
+
+// ---- Binary ops with PyTorch's type promotion.
+
+// The common type of inputs 0 and 1 as PyTorch computes it (a scalar does not promote a
+// tensor of the same category).
+at::ScalarType common_type(SymbolicContext& g) {
+  auto t0 = g.type(0), t1 = g.type(1);
+  bool s0 = g.arg_type(0) != "Tensor" || (t0 && t0->shape && t0->shape->empty() && g.is_constant(0));
+  bool s1 = g.arg_type(1) != "Tensor" || (t1 && t1->shape && t1->shape->empty() && g.is_constant(1));
+  at::ScalarType a = t0 ? ir::scalar_type_from_dtype(t0->dtype) : at::kFloat;
+  at::ScalarType b = t1 ? ir::scalar_type_from_dtype(t1->dtype) : at::kFloat;
+  if (s0 == s1) return at::promote_types(a, b);
+  at::ScalarType tensor = s0 ? b : a, scalar = s0 ? a : b;
+  bool tf = at::isFloatingType(tensor), sf = at::isFloatingType(scalar);
+  if (tensor == at::kBool && scalar != at::kBool) return sf ? at::kFloat : at::kLong;
+  if (!tf && sf) return at::kFloat;  // int tensor op float scalar -> default float
+  return tensor;
+}
+
+Outputs compare(SymbolicContext& g, const char* op, bool negate = false) {
+  at::ScalarType t = common_type(g);
+  Value* r = g.op(op, {input_as(g, 0, t), input_as(g, 1, t)});
+  return negate ? g.op("Not", {r}) : r;
+}
+TONNX_SYMBOLIC("aten::eq", 9, [](SymbolicContext& g) { return compare(g, "Equal"); });
+TONNX_SYMBOLIC("aten::ne", 9, [](SymbolicContext& g) { return compare(g, "Equal", true); });
+TONNX_SYMBOLIC("aten::gt", 9, [](SymbolicContext& g) { return compare(g, "Greater"); });
+TONNX_SYMBOLIC("aten::lt", 9, [](SymbolicContext& g) { return compare(g, "Less"); });
+// GreaterOrEqual / LessOrEqual arrive in opset 12.
+TONNX_SYMBOLIC("aten::ge", 9, [](SymbolicContext& g) { return compare(g, "Less", true); });
+TONNX_SYMBOLIC("aten::le", 9, [](SymbolicContext& g) { return compare(g, "Greater", true); });
+TONNX_SYMBOLIC("aten::ge", 12, [](SymbolicContext& g) { return compare(g, "GreaterOrEqual"); });
+TONNX_SYMBOLIC("aten::le", 12, [](SymbolicContext& g) { return compare(g, "LessOrEqual"); });
+
+Outputs logical(SymbolicContext& g, const char* op) {
+  Value* r = g.op(op, {input_as(g, 0, at::kBool), input_as(g, 1, at::kBool)});
+  return g.cast(r, g.output_scalar_type());
+}
+TONNX_SYMBOLIC("aten::logical_and", 9, [](SymbolicContext& g) { return logical(g, "And"); });
+TONNX_SYMBOLIC("aten::logical_or", 9, [](SymbolicContext& g) { return logical(g, "Or"); });
+TONNX_SYMBOLIC("aten::logical_xor", 9, [](SymbolicContext& g) { return logical(g, "Xor"); });
+Outputs bitwise(SymbolicContext& g, const char* op) {
+  if (g.output_scalar_type() != at::kBool) g.fail("bitwise ops on integers have no ONNX op before opset 18");
+  return logical(g, op);
+}
+TONNX_SYMBOLIC("aten::bitwise_and", 9, [](SymbolicContext& g) { return bitwise(g, "And"); });
+TONNX_SYMBOLIC("aten::bitwise_or", 9, [](SymbolicContext& g) { return bitwise(g, "Or"); });
+TONNX_SYMBOLIC("aten::bitwise_xor", 9, [](SymbolicContext& g) { return bitwise(g, "Xor"); });
+TONNX_SYMBOLIC("aten::__and__", 9, [](SymbolicContext& g) { return bitwise(g, "And"); });
+TONNX_SYMBOLIC("aten::__or__", 9, [](SymbolicContext& g) { return bitwise(g, "Or"); });
+
+TONNX_SYMBOLIC("aten::maximum", 9, [](SymbolicContext& g) { return binary(g, "Max", g.output_scalar_type()); });
+TONNX_SYMBOLIC("aten::minimum", 9, [](SymbolicContext& g) { return binary(g, "Min", g.output_scalar_type()); });
+
+// pow(self, exponent): the base keeps its type; an integer result is computed in double
+// and rounded (ONNX Runtime's integer Pow overflows differently).
+TONNX_SYMBOLIC("aten::pow", 9, [](SymbolicContext& g) -> Outputs {
+  at::ScalarType dt = g.output_scalar_type();
+  if (at::isIntegralType(dt, /*includeBool=*/false)) {
+    Value* r = g.op("Pow", {input_as(g, 0, at::kDouble), input_as(g, 1, at::kDouble)});
+    return g.cast(g.op("Round", {r}), dt);
+  }
+  return g.op("Pow", {input_as(g, 0, dt), input_as(g, 1, dt)});
+});
+
+// where(condition, self, other)
+TONNX_SYMBOLIC("aten::where", 9, [](SymbolicContext& g) -> Outputs {
+  if (g.num_inputs() == 1) g.fail("where(condition) with one argument is nonzero; use torch::nonzero");
+  at::ScalarType dt = g.output_scalar_type();
+  return g.op("Where", {g.cast(g.input(0), at::kBool), input_as(g, 1, dt), input_as(g, 2, dt)});
+});
+// masked_fill(self, mask, value)
+TONNX_SYMBOLIC("aten::masked_fill", 9, [](SymbolicContext& g) -> Outputs {
+  at::ScalarType dt = g.scalar_type(0);
+  return g.op("Where", {g.cast(g.input(1), at::kBool), input_as(g, 2, dt), g.input(0)});
+});
+
+// clamp(self, min, max): scalars or tensors; either may be None.
+Outputs clamp(SymbolicContext& g, bool has_min, bool has_max) {
+  at::ScalarType dt = g.output_scalar_type();
+  Value* x = g.cast(g.input(0), dt);
+  size_t lo = 1, hi = has_min ? 2 : 1;
+  bool use_min = has_min && !g.is_none(lo), use_max = has_max && !g.is_none(hi);
+  // Max/Min broadcast tensor bounds and work for every type in every opset tonnx targets.
+  if (use_min) x = g.op("Max", {x, input_as(g, lo, dt)});
+  if (use_max) x = g.op("Min", {x, input_as(g, hi, dt)});
+  if (!use_min && !use_max) x = g.op("Identity", {x});
+  return x;
+}
+TONNX_SYMBOLIC("aten::clamp", 9, [](SymbolicContext& g) { return clamp(g, true, true); });
+TONNX_SYMBOLIC("aten::clip", 9, [](SymbolicContext& g) { return clamp(g, true, true); });
+TONNX_SYMBOLIC("aten::clamp_min", 9, [](SymbolicContext& g) { return clamp(g, true, false); });
+TONNX_SYMBOLIC("aten::clamp_max", 9, [](SymbolicContext& g) { return clamp(g, false, true); });
+
+// ---- Integer division and remainders exactly as PyTorch computes them.
+
+// fmod(self, other): sign of the dividend (C fmod). ONNX Mod with fmod=1 (opset 10).
+TONNX_SYMBOLIC("aten::fmod", 10, [](SymbolicContext& g) -> Outputs {
+  at::ScalarType dt = g.output_scalar_type();
+  return g.op("Mod", {input_as(g, 0, dt), input_as(g, 1, dt)}, {{"fmod", int64_t{1}}});
+});
+
+// remainder(self, other): sign of the divisor (Python %). For integers that is ONNX Mod
+// with fmod=0; floats take r = fmod(a, b), then r + b where r and b differ in sign.
+TONNX_SYMBOLIC("aten::remainder", 10, [](SymbolicContext& g) -> Outputs {
+  at::ScalarType dt = g.output_scalar_type();
+  Value* a = input_as(g, 0, dt);
+  Value* b = input_as(g, 1, dt);
+  if (at::isIntegralType(dt, /*includeBool=*/false)) return g.op("Mod", {a, b}, {{"fmod", int64_t{0}}});
+  Value* r = g.op("Mod", {a, b}, {{"fmod", int64_t{1}}});
+  Value* zero = g.constant_scalar(0, dt);
+  Value* differ = g.op("Xor", {g.op("Less", {r, zero}), g.op("Less", {b, zero})});
+  Value* fix = g.op("And", {differ, g.op("Not", {g.op("Equal", {r, zero})})});
+  return g.op("Where", {fix, g.op("Add", {r, b}), r});
+});
+
+// floor_divide: rounds toward -inf (PyTorch >= 1.13). Integers: q = (a - fmod(a, b)) / b
+// is exact, then q - 1 where the remainder is non-zero and its sign differs from b's.
+TONNX_SYMBOLIC("aten::floor_divide", 10, [](SymbolicContext& g) -> Outputs {
+  at::ScalarType dt = g.output_scalar_type();
+  Value* a = input_as(g, 0, dt);
+  Value* b = input_as(g, 1, dt);
+  if (!at::isIntegralType(dt, /*includeBool=*/false)) return g.op("Floor", {g.op("Div", {a, b})});
+  Value* r = g.op("Mod", {a, b}, {{"fmod", int64_t{1}}});
+  Value* q = g.op("Div", {g.op("Sub", {a, r}), b});
+  Value* zero = g.constant_scalar(0, dt);
+  Value* differ = g.op("Xor", {g.op("Less", {r, zero}), g.op("Less", {b, zero})});
+  Value* fix = g.op("And", {differ, g.op("Not", {g.op("Equal", {r, zero})})});
+  return g.op("Where", {fix, g.op("Sub", {q, g.constant_scalar(1, dt)}), q});
 });
 
 }  // namespace

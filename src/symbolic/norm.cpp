@@ -38,3 +38,67 @@ TONNX_SYMBOLIC("aten::batch_norm", 9, batch_norm);
 
 }  // namespace
 }  // namespace tonnx::sym
+
+namespace tonnx::sym {
+namespace {
+
+// layer_norm(input, normalized_shape, weight, bias, eps, cudnn_enable):
+// LayerNormalization from opset 17; before, mean/variance over the trailing dims.
+TONNX_SYMBOLIC("aten::layer_norm", 9, [](SymbolicContext& g) -> Outputs {
+  Value* x = g.input(0);
+  int64_t rank = g.rank(0);
+  int64_t n = static_cast<int64_t>(g.ints(1).size());
+  double eps = g.f(4);
+  at::ScalarType dt = g.scalar_type(0);
+  if (g.opset() >= 17) {
+    std::vector<Value*> in{x};
+    Value* scale = g.is_none(2) ? g.constant(at::ones(g.ints(1), dt)) : g.input(2);
+    in.push_back(scale);
+    if (!g.is_none(3)) in.push_back(g.input(3));
+    return g.op("LayerNormalization", in, {{"axis", -n}, {"epsilon", eps}});
+  }
+  std::vector<int64_t> axes;
+  for (int64_t i = rank - n; i < rank; ++i) axes.push_back(i);
+  Value* mean = reduce(g, "ReduceMean", x, axes, true);
+  Value* c = g.op("Sub", {x, mean});
+  Value* var = reduce(g, "ReduceMean", g.op("Mul", {c, c}), axes, true);
+  Value* y = g.op("Div", {c, g.op("Sqrt", {g.op("Add", {var, g.constant_scalar(eps, dt)})})});
+  if (!g.is_none(2)) y = g.op("Mul", {y, g.input(2)});
+  if (!g.is_none(3)) y = g.op("Add", {y, g.input(3)});
+  return y;
+});
+
+// group_norm(input, num_groups, weight, bias, eps, cudnn_enabled): normalize [N, G, -1],
+// then the per-channel affine.
+TONNX_SYMBOLIC("aten::group_norm", 9, [](SymbolicContext& g) -> Outputs {
+  Value* x = g.input(0);
+  std::vector<int64_t> s = g.sizes(0);
+  int64_t groups = g.i(1);
+  double eps = g.f(4);
+  at::ScalarType dt = g.scalar_type(0);
+  Value* r = g.op("Reshape", {x, g.constant_ints({s[0], groups, -1})});
+  Value* mean = reduce(g, "ReduceMean", r, std::vector<int64_t>{2}, true);
+  Value* c = g.op("Sub", {r, mean});
+  Value* var = reduce(g, "ReduceMean", g.op("Mul", {c, c}), std::vector<int64_t>{2}, true);
+  Value* y = g.op("Div", {c, g.op("Sqrt", {g.op("Add", {var, g.constant_scalar(eps, dt)})})});
+  y = g.op("Reshape", {y, g.constant_ints(s)});
+  std::vector<int64_t> bshape(s.size(), 1);
+  bshape[1] = s[1];
+  if (!g.is_none(2)) y = g.op("Mul", {y, g.op("Reshape", {g.input(2), g.constant_ints(bshape)})});
+  if (!g.is_none(3)) y = g.op("Add", {y, g.op("Reshape", {g.input(3), g.constant_ints(bshape)})});
+  return y;
+});
+
+// instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum,
+// eps, cudnn_enabled): InstanceNormalization with statistics of each instance.
+TONNX_SYMBOLIC("aten::instance_norm", 9, [](SymbolicContext& g) -> Outputs {
+  std::vector<int64_t> s = g.sizes(0);
+  at::ScalarType dt = g.scalar_type(0);
+  if (!g.b(5)) g.fail("instance_norm with running statistics (track_running_stats in eval) is not supported");
+  Value* scale = g.is_none(1) ? g.constant(at::ones({s[1]}, dt)) : g.input(1);
+  Value* bias = g.is_none(2) ? g.constant(at::zeros({s[1]}, dt)) : g.input(2);
+  return g.op("InstanceNormalization", {g.input(0), scale, bias}, {{"epsilon", g.f(7)}});
+});
+
+}  // namespace
+}  // namespace tonnx::sym

@@ -1,0 +1,91 @@
+// Creation ops (arange, zeros, ones, full, empty), triu/tril, topk/sort, where the trace
+// knows everything they need.
+#include "symbolic/helpers.h"
+
+namespace tonnx::sym {
+namespace {
+
+// zeros/ones/full/empty(size, dtype, layout, device, pin_memory): a constant of the traced
+// result when the size is constant; ConstantOfShape when it is computed.
+Outputs filled(SymbolicContext& g, std::optional<double> value) {
+  at::ScalarType dt = g.output_scalar_type();
+  double v = value ? *value : g.f(1);
+  if (g.is_constant(0)) return g.constant(at::full(g.ints(0), v, at::TensorOptions().dtype(dt)));
+  return g.op("ConstantOfShape", {g.cast(g.input(0), at::kLong)}, {{"value", at::full({1}, v, at::TensorOptions().dtype(dt))}});
+}
+TONNX_SYMBOLIC("aten::zeros", 9, [](SymbolicContext& g) { return filled(g, 0.0); });
+TONNX_SYMBOLIC("aten::empty", 9, [](SymbolicContext& g) { return filled(g, 0.0); });
+TONNX_SYMBOLIC("aten::ones", 9, [](SymbolicContext& g) { return filled(g, 1.0); });
+TONNX_SYMBOLIC("aten::full", 9, [](SymbolicContext& g) { return filled(g, std::nullopt); });
+TONNX_SYMBOLIC("aten::scalar_tensor", 9, [](SymbolicContext& g) {
+  return g.constant(at::scalar_tensor(g.f(0), at::TensorOptions().dtype(g.output_scalar_type())));
+});
+TONNX_SYMBOLIC("aten::tensor", 9, [](SymbolicContext& g) -> Outputs {
+  if (auto t = g.constant_tensor(0)) return g.constant(t->to(g.output_scalar_type()));
+  return g.cast(g.input(0), g.output_scalar_type());
+});
+
+// arange: end | start, end | start, end, step (+ dtype, layout, device, pin_memory).
+TONNX_SYMBOLIC("aten::arange", 9, [](SymbolicContext& g) -> Outputs {
+  at::ScalarType dt = g.output_scalar_type();
+  size_t n = g.num_inputs();
+  size_t nargs = n == 5 ? 1 : n == 6 ? 2 : 3;  // the tensor-options tail has 4 entries
+  bool constant = true;
+  for (size_t i = 0; i < nargs; ++i) constant = constant && g.is_constant(i);
+  double start = 0, step = 1, end;
+  if (constant) {
+    if (nargs == 1) end = g.f(0);
+    else {
+      start = g.f(0);
+      end = g.f(1);
+      if (nargs == 3) step = g.f(2);
+    }
+    return g.constant(at::arange(start, end, step, at::TensorOptions().dtype(at::kDouble)).to(dt));
+  }
+  if (g.opset() < 11) g.unsupported_below(11, "arange with a computed bound");
+  Value* s = nargs == 1 ? g.constant_scalar(0, dt) : input_as(g, 0, dt);
+  Value* e = input_as(g, nargs == 1 ? 0 : 1, dt);
+  Value* st = nargs == 3 ? input_as(g, 2, dt) : g.constant_scalar(1, dt);
+  return g.op("Range", {s, e, st});
+});
+
+// triu/tril(self, diagonal): Trilu from opset 14; before, a constant mask (static shapes).
+Outputs tri(SymbolicContext& g, bool upper) {
+  Value* x = g.input(0);
+  int64_t k = g.i(1);
+  if (g.opset() >= 14) return g.op("Trilu", {x, g.constant(at::scalar_tensor(k, at::kLong))}, {{"upper", int64_t{upper}}});
+  std::vector<int64_t> s = g.sizes(0);
+  if (s.size() < 2) g.fail("triu/tril need a tensor of rank >= 2");
+  at::Tensor ones = at::ones({s[s.size() - 2], s.back()}, at::kBool);
+  at::Tensor mask = upper ? at::triu(ones, k) : at::tril(ones, k);
+  at::ScalarType dt = g.scalar_type(0);
+  return g.op("Where", {g.constant(mask), x, g.constant_scalar(0, dt)});
+}
+TONNX_SYMBOLIC("aten::triu", 9, [](SymbolicContext& g) { return tri(g, true); });
+TONNX_SYMBOLIC("aten::tril", 9, [](SymbolicContext& g) { return tri(g, false); });
+
+// topk(self, k, dim, largest, sorted): TopK's K is an input from 10 and `largest` from 11.
+Outputs topk(SymbolicContext& g, Value* x, int64_t k, int64_t dim, bool largest) {
+  if (!largest && g.opset() < 11) g.unsupported_below(11, "topk with largest=False");
+  std::vector<ir::Attr> attrs{{"axis", dim}};
+  if (g.opset() >= 11) attrs.push_back({"largest", int64_t{largest}});
+  std::vector<Value*> outs;
+  if (g.opset() >= 10) outs = g.op_n("TopK", {x, g.constant_ints({k})}, attrs, 2);
+  else {
+    attrs.push_back({"k", k});
+    outs = g.op_n("TopK", {x}, attrs, 2);
+  }
+  return outs;
+}
+TONNX_SYMBOLIC("aten::topk", 9, [](SymbolicContext& g, Value* x, int64_t k, int64_t dim, bool largest, bool) {
+  return topk(g, x, k, norm_dim(g, dim, g.rank(0)), largest);
+});
+// sort(self, dim, descending): TopK over the whole dim. Ties may order differently.
+TONNX_SYMBOLIC("aten::sort", 9, [](SymbolicContext& g) -> Outputs {
+  int64_t dim = norm_dim(g, g.i(g.num_inputs() == 4 ? 2 : 1), g.rank(0));
+  bool descending = g.b(g.num_inputs() == 4 ? 3 : 2);
+  return topk(g, g.input(0), g.sizes(0)[dim], dim, descending);
+});
+
+}  // namespace
+}  // namespace tonnx::sym

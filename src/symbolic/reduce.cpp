@@ -1,0 +1,152 @@
+// Reductions: sum, mean, prod, amax/amin, max/min (three overloads), argmax/argmin, norm,
+// var/std with correction, logsumexp, cumsum.
+#include "symbolic/helpers.h"
+
+namespace tonnx::sym {
+namespace {
+
+// The reduced dims as PyTorch means them: an empty or absent list is "all dims".
+std::optional<std::vector<int64_t>> dims_arg(SymbolicContext& g, size_t i, int64_t rank) {
+  if (i >= g.num_inputs() || g.is_none(i)) return std::nullopt;
+  std::vector<int64_t> dims = g.ints(i);
+  if (dims.empty()) return std::nullopt;
+  for (auto& d : dims) d = norm_dim(g, d, std::max<int64_t>(rank, 1));
+  return dims;
+}
+
+// sum/mean/prod: (self, dtype) or (self, dim, keepdim, dtype).
+Outputs reduce_op(SymbolicContext& g, const char* op) {
+  at::ScalarType dt = g.output_scalar_type();
+  Value* x = g.cast(g.input(0), dt);
+  int64_t rank = g.rank(0);
+  if (g.num_inputs() <= 2) return reduce(g, op, x, std::nullopt, false);
+  return reduce(g, op, x, dims_arg(g, 1, rank), g.b(2));
+}
+TONNX_SYMBOLIC("aten::sum", 9, [](SymbolicContext& g) { return reduce_op(g, "ReduceSum"); });
+TONNX_SYMBOLIC("aten::mean", 9, [](SymbolicContext& g) { return reduce_op(g, "ReduceMean"); });
+// prod(self, dtype) or prod(self, dim: int, keepdim, dtype)
+TONNX_SYMBOLIC("aten::prod", 9, [](SymbolicContext& g) -> Outputs {
+  at::ScalarType dt = g.output_scalar_type();
+  Value* x = g.cast(g.input(0), dt);
+  if (g.num_inputs() <= 2) return reduce(g, "ReduceProd", x, std::nullopt, false);
+  return reduce(g, "ReduceProd", x, std::vector<int64_t>{norm_dim(g, g.i(1), g.rank(0))}, g.b(2));
+});
+TONNX_SYMBOLIC("aten::amax", 9, [](SymbolicContext& g) {
+  return reduce(g, "ReduceMax", g.input(0), dims_arg(g, 1, g.rank(0)), g.b(2));
+});
+TONNX_SYMBOLIC("aten::amin", 9, [](SymbolicContext& g) {
+  return reduce(g, "ReduceMin", g.input(0), dims_arg(g, 1, g.rank(0)), g.b(2));
+});
+TONNX_SYMBOLIC("aten::logsumexp", 9, [](SymbolicContext& g) {
+  return reduce(g, "ReduceLogSumExp", g.input(0), dims_arg(g, 1, g.rank(0)), g.b(2));
+});
+
+// max/min: (self) -> all; (self, other) -> elementwise; (self, dim, keepdim) -> values, indices
+Outputs max_min(SymbolicContext& g, bool is_max) {
+  if (g.num_inputs() == 1) return reduce(g, is_max ? "ReduceMax" : "ReduceMin", g.input(0), std::nullopt, false);
+  if (g.num_inputs() == 2) {
+    at::ScalarType dt = g.output_scalar_type();
+    return g.op(is_max ? "Max" : "Min", {input_as(g, 0, dt), input_as(g, 1, dt)});
+  }
+  int64_t rank = g.rank(0);
+  int64_t dim = norm_dim(g, g.i(1), rank);
+  bool keep = g.b(2);
+  Value* x = g.input(0);
+  Value* values = reduce(g, is_max ? "ReduceMax" : "ReduceMin", x, std::vector<int64_t>{dim}, keep);
+  if (g.num_outputs() < 2) return values;
+  Value* idx = g.op(is_max ? "ArgMax" : "ArgMin", {x}, {{"axis", dim}, {"keepdims", int64_t{keep}}});
+  return {values, idx};
+}
+TONNX_SYMBOLIC("aten::max", 9, [](SymbolicContext& g) { return max_min(g, true); });
+TONNX_SYMBOLIC("aten::min", 9, [](SymbolicContext& g) { return max_min(g, false); });
+
+// argmax(self, dim?, keepdim): no dim flattens first. PyTorch returns the first maximal
+// index, which is ONNX's default (select_last_index=0).
+Outputs arg_op(SymbolicContext& g, const char* op) {
+  Value* x = g.input(0);
+  bool keep = g.b(2);
+  if (g.is_none(1)) {
+    x = g.op("Reshape", {x, g.constant_ints({-1})});
+    Value* r = g.op(op, {x}, {{"axis", int64_t{0}}, {"keepdims", int64_t{0}}});
+    if (keep) {
+      std::vector<int64_t> ones(static_cast<size_t>(g.rank(0)), 1);
+      return g.op("Reshape", {r, g.constant_ints(ones)});
+    }
+    return r;
+  }
+  int64_t dim = norm_dim(g, g.i(1), g.rank(0));
+  return g.op(op, {x}, {{"axis", dim}, {"keepdims", int64_t{keep}}});
+}
+TONNX_SYMBOLIC("aten::argmax", 9, [](SymbolicContext& g) { return arg_op(g, "ArgMax"); });
+TONNX_SYMBOLIC("aten::argmin", 9, [](SymbolicContext& g) { return arg_op(g, "ArgMin"); });
+
+// norm / linalg_vector_norm with p = 1, 2, inf, -inf, 0 or any other p.
+Value* p_norm(SymbolicContext& g, Value* x, double p, const std::optional<std::vector<int64_t>>& dims, bool keep) {
+  at::ScalarType dt = g.output_scalar_type();
+  x = g.cast(x, dt);
+  if (p == 1) return reduce(g, "ReduceL1", x, dims, keep);
+  if (p == 2) return reduce(g, "ReduceL2", x, dims, keep);
+  if (std::isinf(p)) return reduce(g, p > 0 ? "ReduceMax" : "ReduceMin", g.op("Abs", {x}), dims, keep);
+  if (p == 0) {
+    Value* nz = g.cast(g.op("Not", {g.op("Equal", {x, g.constant_scalar(0, dt)})}), dt);
+    return reduce(g, "ReduceSum", nz, dims, keep);
+  }
+  Value* powed = g.op("Pow", {g.op("Abs", {x}), g.constant_scalar(p, dt)});
+  return g.op("Pow", {reduce(g, "ReduceSum", powed, dims, keep), g.constant_scalar(1.0 / p, dt)});
+}
+// norm(self, p, dim, keepdim[, dtype]) or norm(self, p)
+TONNX_SYMBOLIC("aten::norm", 9, [](SymbolicContext& g) -> Outputs {
+  double p = g.is_none(1) ? 2.0 : g.f(1);
+  if (g.num_inputs() == 2) return p_norm(g, g.input(0), p, std::nullopt, false);
+  return p_norm(g, g.input(0), p, dims_arg(g, 2, g.rank(0)), g.b(3));
+});
+// linalg_vector_norm(self, ord, dim, keepdim, dtype)
+TONNX_SYMBOLIC("aten::linalg_vector_norm", 9, [](SymbolicContext& g) -> Outputs {
+  return p_norm(g, g.input(0), g.f(1), dims_arg(g, 2, g.rank(0)), g.b(3));
+});
+TONNX_SYMBOLIC("aten::frobenius_norm", 9, [](SymbolicContext& g) -> Outputs {
+  return p_norm(g, g.input(0), 2.0, dims_arg(g, 1, g.rank(0)), g.num_inputs() > 2 && g.b(2));
+});
+
+// var/std: var(self, unbiased), var(self, dim, unbiased, keepdim), or
+// var.correction(self, dim, correction, keepdim). Computed as sum((x - mean)^2) / (n - c).
+Outputs var_std(SymbolicContext& g, bool is_std) {
+  Value* x = g.input(0);
+  at::ScalarType dt = g.output_scalar_type();
+  std::vector<int64_t> sizes = g.sizes(0);
+  int64_t rank = static_cast<int64_t>(sizes.size());
+  std::optional<std::vector<int64_t>> dims;
+  double correction = 1;
+  bool keep = false;
+  if (g.num_inputs() == 2) {
+    correction = g.b(1) ? 1 : 0;
+  } else {
+    dims = dims_arg(g, 1, rank);
+    if (g.arg_type(2) == "bool") correction = g.b(2) ? 1 : 0;
+    else if (!g.is_none(2)) correction = g.f(2);
+    keep = g.b(3);
+  }
+  int64_t n = 1;
+  if (dims) {
+    for (int64_t d : *dims) n *= sizes[d];
+  } else {
+    for (int64_t s : sizes) n *= s;
+  }
+  Value* mean = reduce(g, "ReduceMean", x, dims, true);
+  Value* c = g.op("Sub", {x, mean});
+  Value* ss = reduce(g, "ReduceSum", g.op("Mul", {c, c}), dims, keep);
+  Value* v = g.op("Div", {ss, g.constant_scalar(static_cast<double>(n) - correction, dt)});
+  return is_std ? g.op("Sqrt", {v}) : v;
+}
+TONNX_SYMBOLIC("aten::var", 9, [](SymbolicContext& g) { return var_std(g, false); });
+TONNX_SYMBOLIC("aten::std", 9, [](SymbolicContext& g) { return var_std(g, true); });
+
+// cumsum(self, dim, dtype): CumSum is opset 11.
+TONNX_SYMBOLIC("aten::cumsum", 11, [](SymbolicContext& g) -> Outputs {
+  at::ScalarType dt = g.output_scalar_type();
+  int64_t dim = norm_dim(g, g.i(1), g.rank(0));
+  return g.op("CumSum", {g.cast(g.input(0), dt), g.constant(at::scalar_tensor(dim, at::kLong))});
+});
+
+}  // namespace
+}  // namespace tonnx::sym

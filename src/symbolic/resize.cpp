@@ -1,0 +1,56 @@
+// Interpolation: upsample_{nearest,linear,bilinear,bicubic,trilinear}{1,2,3}d -> Resize.
+#include "symbolic/helpers.h"
+
+namespace tonnx::sym {
+namespace {
+
+// Overloads: (input, output_size, [align_corners,] scales...) or .vec (input,
+// output_size?, [align_corners,] scale_factors?). The traced output shape is authoritative.
+Outputs upsample(SymbolicContext& g, const std::string& mode, bool has_align) {
+  Value* x = g.input(0);
+  std::vector<int64_t> in = g.sizes(0);
+  auto out = g.output_type();
+  std::vector<int64_t> out_sizes;
+  for (const auto& d : *out->shape) out_sizes.push_back(*d.value);
+  bool align = has_align && g.b(2);
+  if (g.opset() < 11) {
+    // Resize-10 / Upsample-9 only know asymmetric coordinates: exact for nearest only.
+    if (mode != "nearest") g.unsupported_below(11, "linear/cubic interpolation as PyTorch computes it");
+    std::vector<float> scales;
+    for (size_t i = 0; i < in.size(); ++i) scales.push_back(static_cast<float>(out_sizes[i]) / static_cast<float>(in[i]));
+    Value* sc = g.constant(at::tensor(scales, at::kFloat));
+    if (g.opset() == 9) return g.op("Upsample", {x, sc}, {{"mode", "nearest"}});
+    return g.op("Resize", {x, sc}, {{"mode", "nearest"}});
+  }
+  std::vector<ir::Attr> attrs{{"mode", mode == "nearest" ? "nearest" : mode == "cubic" ? "cubic" : "linear"}};
+  if (mode == "nearest") {
+    attrs.push_back({"coordinate_transformation_mode", "asymmetric"});
+    attrs.push_back({"nearest_mode", "floor"});
+  } else {
+    attrs.push_back({"coordinate_transformation_mode", align ? "align_corners" : "pytorch_half_pixel"});
+    if (mode == "cubic") attrs.push_back({"cubic_coeff_a", -0.75f});
+  }
+  // PyTorch computes source coordinates from the given scale factors when there are any,
+  // so pass scales then (output = floor(in * scale)); sizes otherwise.
+  // PyTorch computes source coordinates from the scale factors when they are given, so
+  // pass them as scales then (ONNX: output = floor(in * scale)); sizes otherwise.
+  size_t last = g.num_inputs() - 1;
+  Value* roi = g.constant(at::empty({0}, at::kFloat));
+  bool vec_overload = g.arg_type(1) == "int[]?";
+  if (vec_overload && !g.is_none(last)) {
+    std::vector<float> sc{1.0f, 1.0f};
+    for (double f : g.floats(last)) sc.push_back(static_cast<float>(f));
+    return g.op("Resize", {x, roi, g.constant(at::tensor(sc, at::kFloat))}, attrs);
+  }
+  return g.op("Resize", {x, roi, g.constant(at::empty({0}, at::kFloat)), g.constant_ints(out_sizes)}, attrs);
+}
+TONNX_SYMBOLIC("aten::upsample_nearest1d", 9, [](SymbolicContext& g) { return upsample(g, "nearest", false); });
+TONNX_SYMBOLIC("aten::upsample_nearest2d", 9, [](SymbolicContext& g) { return upsample(g, "nearest", false); });
+TONNX_SYMBOLIC("aten::upsample_nearest3d", 9, [](SymbolicContext& g) { return upsample(g, "nearest", false); });
+TONNX_SYMBOLIC("aten::upsample_linear1d", 9, [](SymbolicContext& g) { return upsample(g, "linear", true); });
+TONNX_SYMBOLIC("aten::upsample_bilinear2d", 9, [](SymbolicContext& g) { return upsample(g, "linear", true); });
+TONNX_SYMBOLIC("aten::upsample_trilinear3d", 9, [](SymbolicContext& g) { return upsample(g, "linear", true); });
+TONNX_SYMBOLIC("aten::upsample_bicubic2d", 9, [](SymbolicContext& g) { return upsample(g, "cubic", true); });
+
+}  // namespace
+}  // namespace tonnx::sym
