@@ -12,10 +12,6 @@
 
 namespace tonnx::backend {
 
-// Values ATen has no dtype for are held widened: uint16 as int32, uint32 and uint64 as int64
-// (uint64 keeps its bits). Other types map as ir::scalar_type_from_dtype does.
-at::ScalarType storage_type(ir::DType t);
-
 // Reads a TensorProto (numeric or string), SequenceProto or OptionalProto as `type` says.
 RunValue value_from_proto_file(const std::string& path, const onnx::TypeProto& type,
                                const std::string& base_dir);

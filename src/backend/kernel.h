@@ -62,6 +62,10 @@ struct KernelInfo {
 };
 std::vector<KernelInfo> registered_kernels();
 
+// The ATen type that holds an ONNX element type. Types ATen lacks are widened: uint16 to
+// int32, uint32 and uint64 to int64 (uint64 keeps its bits). Throws for strings.
+at::ScalarType storage_type(ir::DType t);
+
 // Error helpers: messages name the node, the value and what was expected.
 [[noreturn]] void kernel_fail(const ir::Node& n, const std::string& what);
 std::string node_label(const ir::Node& n);

@@ -173,10 +173,19 @@ TONNX_KERNEL("HardSigmoid", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
 });
 TONNX_KERNEL("HardSwish", 14, kAnyOpset,
              unary([](const at::Tensor& x) { return at::hardswish(x); }));
-TONNX_KERNEL("PRelu", 1, kAnyOpset, [](const KernelSpec&) -> KernelFn {
-  return [](const Tensors& in) -> Tensors {
+TONNX_KERNEL("PRelu", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  bool legacy = s.opset < 7;
+  return [legacy](const Tensors& in) -> Tensors {
     const at::Tensor& x = in.at(0);
-    return {at::where(x >= 0, x, x * in.at(1))};
+    at::Tensor slope = in.at(1);
+    // Before opset 7 a 1-D slope of C values is per channel (axis 1), not trailing-aligned.
+    if (legacy && slope.dim() == 1 && x.dim() > 2 && slope.size(0) == x.size(1) &&
+        slope.size(0) != 1) {
+      std::vector<int64_t> shape(x.dim() - 1, 1);
+      shape[0] = slope.size(0);
+      slope = slope.reshape(shape);
+    }
+    return {at::where(x >= 0, x, x * slope)};
   };
 });
 TONNX_KERNEL("Clip", 1, 10, [](const KernelSpec& s) -> KernelFn {

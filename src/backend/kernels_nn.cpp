@@ -103,10 +103,9 @@ TONNX_KERNEL("Conv", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
 TONNX_KERNEL("MaxPool", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   const ir::Node& n = s.node;
   ConvLike c = parse_conv_like(n);
-  if (n.attr_i("storage_order", 0) != 0)
-    kernel_fail(n, "storage_order=1 (column major indices) is not supported");
+  bool col_major = n.attr_i("storage_order", 0) != 0;
   bool want_indices = n.outputs().size() > 1;
-  return [c, &n, want_indices](const Tensors& in) -> Tensors {
+  return [c, &n, want_indices, col_major](const Tensors& in) -> Tensors {
     at::Tensor x = in.at(0);
     size_t d = x.dim() - 2;
     if (c.kernel.size() != d)
@@ -116,7 +115,12 @@ TONNX_KERNEL("MaxPool", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
     std::vector<int64_t> pad_arg(p.begin(), p.begin() + d);
     bool is_int = !at::isFloatingType(x.scalar_type());
     at::Tensor xin = is_int ? x.to(at::kDouble) : x;
-    if (!symmetric(p)) {
+    // ATen takes symmetric pads of at most half the kernel; pad other cases explicitly.
+    bool big_pad = false;
+    for (size_t i = 0; i < d; ++i) big_pad = big_pad || 2 * p[i] > c.kernel[i];
+    if (want_indices && (big_pad || !symmetric(p)))
+      kernel_fail(n, "indices with pads larger than half the kernel or asymmetric pads are not supported");
+    if (!symmetric(p) || big_pad) {
       xin = at::constant_pad_nd(xin, aten_pad_order(p), -std::numeric_limits<double>::infinity());
       std::fill(pad_arg.begin(), pad_arg.end(), 0);
     }
@@ -138,6 +142,18 @@ TONNX_KERNEL("MaxPool", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
     at::Tensor base =
         at::arange(x.size(0) * x.size(1), at::kLong).reshape({x.size(0), x.size(1)}) * plane;
     for (size_t i = 0; i < d; ++i) base = base.unsqueeze(-1);
+    if (col_major) {
+      // Row-major offset within the plane -> column-major (the last spatial dim slowest...
+      // reversed): recompute from the coordinates.
+      at::Tensor rem = idx.clone(), out = at::zeros_like(idx);
+      std::vector<at::Tensor> coord(d);
+      for (size_t i = d; i-- > 0;) {
+        coord[i] = at::remainder(rem, x.size(2 + i));
+        rem = at::div(rem, x.size(2 + i), "floor");
+      }
+      for (size_t i = d; i-- > 0;) out = out * x.size(2 + i) + coord[i];
+      idx = out;
+    }
     return {y, idx + base};
   };
 });
@@ -194,11 +210,25 @@ TONNX_KERNEL("GlobalMaxPool", 1, kAnyOpset, [](const KernelSpec&) -> KernelFn {
 TONNX_KERNEL("BatchNormalization", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   const ir::Node& n = s.node;
   double eps = n.attr_f("epsilon", 1e-5f);
-  if (n.attr_i("training_mode", 0) != 0)
-    kernel_fail(n, "training_mode=1 is not supported by the inference backend");
-  return [eps](const Tensors& in) -> Tensors {
-    return {
-        at::batch_norm(in.at(0), in.at(1), in.at(2), in.at(3), in.at(4), false, 0.0, eps, false)};
+  double momentum = n.attr_f("momentum", 0.9f);
+  // training_mode (14+): normalize with the batch statistics and also return the updated
+  // running mean and variance (momentum-weighted, variance unbiased as ONNX's reference).
+  bool training = n.attr_i("training_mode", 0) != 0;
+  return [eps, momentum, training](const Tensors& in) -> Tensors {
+    const at::Tensor& x = in.at(0);
+    if (!training)
+      return {at::batch_norm(x, in.at(1), in.at(2), in.at(3), in.at(4), false, 0.0, eps, false)};
+    std::vector<int64_t> axes{0};
+    for (int64_t i = 2; i < x.dim(); ++i) axes.push_back(i);
+    at::Tensor mean = x.mean(axes), var = x.var(axes, /*unbiased=*/false);
+    std::vector<int64_t> shape(x.dim(), 1);
+    shape[1] = -1;
+    at::Tensor y = (x - mean.reshape(shape)) / at::sqrt(var.reshape(shape) + eps) *
+                       in.at(1).reshape(shape) +
+                   in.at(2).reshape(shape);
+    at::Tensor rm = in.at(3) * momentum + mean * (1 - momentum);
+    at::Tensor rv = in.at(4) * momentum + var * (1 - momentum);
+    return {y, rm, rv};
   };
 });
 
@@ -248,13 +278,18 @@ TONNX_KERNEL("LogSoftmax", 1, kAnyOpset, softmax_like(true));
 
 TONNX_KERNEL("Dropout", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   bool want_mask = s.node.outputs().size() > 1;
-  return [want_mask](const Tensors& in) -> Tensors {
-    // Inference: identity (training_mode, if given, must be false).
-    if (in.size() > 2 && in[2].defined() && in[2].item<bool>())
-      throw std::runtime_error(
-          "Dropout with training_mode=true is not supported by the inference backend");
-    if (!want_mask) return {in.at(0)};
-    return {in.at(0), at::ones_like(in.at(0), at::kBool)};
+  double attr_ratio = s.node.attr_f("ratio", 0.5f);
+  return [want_mask, attr_ratio](const Tensors& in) -> Tensors {
+    const at::Tensor& x = in.at(0);
+    bool training = in.size() > 2 && in[2].defined() && in[2].item<bool>();
+    double ratio = in.size() > 1 && in[1].defined() ? in[1].item<double>() : attr_ratio;
+    if (!training || ratio == 0) {
+      if (!want_mask) return {x};
+      return {x, at::ones_like(x, at::kBool)};
+    }
+    // Training: a fresh mask from LibTorch's generator, scaled by 1 / (1 - ratio).
+    at::Tensor mask = at::rand(x.sizes(), at::kDouble) >= ratio;
+    return {(x * mask / (1 - ratio)).to(x.scalar_type()), mask};
   };
 });
 

@@ -25,7 +25,8 @@ TONNX_KERNEL("QuantizeLinear", 10, kAnyOpset, [](const KernelSpec& s) -> KernelF
   int64_t axis = n.attr_i("axis", 1);
   return [&n, axis](const Tensors& in) -> Tensors {
     const at::Tensor& x = in.at(0);
-    int64_t a = x.dim() ? norm_axis(n, axis, x.dim()) : 0;
+    // The axis matters only for per-axis (1-D) scales.
+    int64_t a = in.at(1).numel() > 1 ? norm_axis(n, axis, x.dim()) : 0;
     at::Tensor scale = along(in.at(1), a, x.dim()).to(at::kFloat);
     at::Tensor zp = in.size() > 2 && in[2].defined() ? in[2] : at::zeros({}, at::kByte);
     at::ScalarType st = zp.scalar_type();
@@ -39,7 +40,8 @@ TONNX_KERNEL("DequantizeLinear", 10, kAnyOpset, [](const KernelSpec& s) -> Kerne
   int64_t axis = n.attr_i("axis", 1);
   return [&n, axis](const Tensors& in) -> Tensors {
     const at::Tensor& x = in.at(0);
-    int64_t a = x.dim() ? norm_axis(n, axis, x.dim()) : 0;
+    // The axis matters only for per-axis (1-D) scales.
+    int64_t a = in.at(1).numel() > 1 ? norm_axis(n, axis, x.dim()) : 0;
     at::Tensor scale = along(in.at(1), a, x.dim());
     at::Tensor zp = in.size() > 2 && in[2].defined() ? along(in[2], a, x.dim()).to(at::kFloat)
                                                      : at::zeros({}, at::kFloat);
@@ -58,12 +60,6 @@ TONNX_KERNEL("DynamicQuantizeLinear", 11, kAnyOpset, [](const KernelSpec&) -> Ke
     return {q, at::scalar_tensor(scale, at::kFloat), at::scalar_tensor(zp, at::kFloat).to(at::kByte)};
   };
 });
-
-at::Tensor minus_zp(const at::Tensor& x, const at::Tensor& zp, int64_t axis) {
-  at::Tensor v = x.to(at::kInt);
-  if (!zp.defined()) return v;
-  return v - along(zp, axis, x.dim()).to(at::kInt);
-}
 
 TONNX_KERNEL("MatMulInteger", 10, kAnyOpset, [](const KernelSpec&) -> KernelFn {
   return [](const Tensors& in) -> Tensors {

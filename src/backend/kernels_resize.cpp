@@ -12,17 +12,18 @@ struct ResizeAttrs {
   bool exclude_outside = false;
 };
 
-double source_coord(const ResizeAttrs& a, int64_t i, int64_t in, int64_t out, double scale,
+// `out` is in * scale, unrounded: ONNX transforms coordinates with the exact scale.
+double source_coord(const ResizeAttrs& a, int64_t i, int64_t in, double out, double scale,
                     double start, double end) {
   double x = static_cast<double>(i);
   const std::string& c = a.coord;
   if (c == "half_pixel") return (x + 0.5) / scale - 0.5;
   if (c == "pytorch_half_pixel") return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
-  if (c == "align_corners") return out == 1 ? 0.0 : x * (in - 1) / static_cast<double>(out - 1);
+  if (c == "align_corners") return out == 1 ? 0.0 : x * (in - 1) / (out - 1);
   if (c == "asymmetric") return x / scale;
   if (c == "tf_half_pixel_for_nn") return (x + 0.5) / scale;
   // tf_crop_and_resize
-  if (out > 1) return start * (in - 1) + x * (end - start) * (in - 1) / static_cast<double>(out - 1);
+  if (out > 1) return start * (in - 1) + x * (end - start) * (in - 1) / (out - 1);
   return 0.5 * (start + end) * (in - 1);
 }
 
@@ -42,7 +43,7 @@ std::pair<at::Tensor, at::Tensor> axis_weights(const ResizeAttrs& a, int64_t in,
   auto M = m.accessor<double, 2>();
   auto clampi = [in](int64_t k) { return std::clamp<int64_t>(k, 0, in - 1); };
   for (int64_t i = 0; i < out; ++i) {
-    double x = source_coord(a, i, in, out, scale, start, end);
+    double x = source_coord(a, i, in, in * scale, scale, start, end);
     if (a.coord == "tf_crop_and_resize" && (x < 0 || x > in - 1)) outside[i] = true;
     if (a.mode == "nearest") {
       M[i][clampi(nearest_index(a.nearest, x))] = 1;

@@ -1,6 +1,8 @@
 // String tensors (StringTensor in tonnx/backend.h): StringNormalizer, TfIdfVectorizer, Equal
 // on strings, Cast to and from strings.
 #include <cctype>
+#include <charconv>
+#include <cmath>
 #include <set>
 
 #include "backend/kernel.h"
@@ -118,6 +120,95 @@ TONNX_VALUE_KERNEL("TfIdfVectorizer", 9, kAnyOpset, [](const KernelSpec& s) -> V
     }
     if (shape.size() < 2) y = y.reshape({out_size});
     return {y};
+  };
+});
+
+// The shortest text that reads back as the same value, laid out as numpy prints floats:
+// positional for 1e-4 <= |v| < 1e16, scientific otherwise; "nan", "inf", "-inf".
+template <typename T>
+std::string shortest(T v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
+  char buf[64];
+  T a = std::abs(v);
+  bool positional = a == 0 || (a >= T(1e-4) && a < T(1e16));
+  auto r = std::to_chars(buf, buf + sizeof buf, v,
+                         positional ? std::chars_format::fixed : std::chars_format::scientific);
+  std::string out(buf, r.ptr);
+  if (positional && out.find('.') == std::string::npos) out += ".0";
+  return out;
+}
+
+// Cast and CastLike over any value: numeric casts as the tensor kernel does; strings parse
+// as numbers (strtod: "NaN", "INF", "-INF" included); integers and bools print as numbers.
+// Floats to strings depend on numpy's shortest-repr printing and are not supported.
+RunValue cast_value(const ir::Node& n, const RunValue& v, ir::DType to) {
+  if (v.is_strings()) {
+    if (to == ir::DType::String) return v;
+    const StringTensor& s = v.strings();
+    at::Tensor d = at::empty({static_cast<int64_t>(s.data.size())}, at::kDouble);
+    for (size_t i = 0; i < s.data.size(); ++i) {
+      char* end = nullptr;
+      d[static_cast<int64_t>(i)] = std::strtod(s.data[i].c_str(), &end);
+      if (end == s.data[i].c_str())
+        kernel_fail(n, "cannot parse \"" + s.data[i] + "\" as a number");
+    }
+    return d.reshape(s.shape).to(storage_type(to));
+  }
+  const at::Tensor& t = v.tensor();
+  if (to == ir::DType::BFloat16 && t.scalar_type() == at::kFloat) {
+    // Truncate to the upper 16 bits, as ONNX's reference (which made the test data) does.
+    at::Tensor bits = at::bitwise_right_shift(t.contiguous().view(at::kInt), 16).to(at::kShort);
+    return bits.view(at::kBFloat16);
+  }
+  if (to != ir::DType::String) return t.to(storage_type(to));
+  StringTensor s;
+  s.shape = t.sizes().vec();
+  if (t.scalar_type() == at::kFloat || t.scalar_type() == at::kDouble) {
+    at::Tensor c = t.contiguous().reshape({-1});
+    for (int64_t i = 0; i < c.numel(); ++i)
+      s.data.push_back(t.scalar_type() == at::kFloat ? shortest(c[i].item<float>())
+                                                     : shortest(c[i].item<double>()));
+    return s;
+  }
+  if (at::isFloatingType(t.scalar_type()))
+    kernel_fail(n, "casting " + std::string(c10::toString(t.scalar_type())) +
+                       " values to strings is not supported (float and double are)");
+  at::Tensor c = t.to(at::kLong).contiguous().reshape({-1});
+  for (int64_t i = 0; i < c.numel(); ++i) s.data.push_back(std::to_string(c[i].item<int64_t>()));
+  return s;
+}
+
+TONNX_VALUE_KERNEL("Cast", 6, kAnyOpset, [](const KernelSpec& s) -> ValueKernelFn {
+  const ir::Node& n = s.node;
+  auto to = static_cast<ir::DType>(n.attr_i("to", 0));
+  return [&n, to](const RunValues& in) -> RunValues { return {cast_value(n, in.at(0), to)}; };
+});
+
+TONNX_VALUE_KERNEL("CastLike", 15, kAnyOpset, [](const KernelSpec& s) -> ValueKernelFn {
+  const ir::Node& n = s.node;
+  return [&n](const RunValues& in) -> RunValues {
+    const RunValue& like = in.at(1);
+    ir::DType to = like.is_strings() ? ir::DType::String
+                                     : ir::dtype_from_scalar_type(like.tensor().scalar_type());
+    return {cast_value(n, in.at(0), to)};
+  };
+});
+
+// Equal compares string tensors elementwise (same shape or a single string).
+TONNX_VALUE_KERNEL("Equal", 1, kAnyOpset, [](const KernelSpec& s) -> ValueKernelFn {
+  const ir::Node& n = s.node;
+  KernelFn numeric = (*find_kernel("Equal", "", s.opset))(s);
+  return [&n, numeric](const RunValues& in) -> RunValues {
+    if (!in.at(0).is_strings()) return {numeric({in[0].tensor(), in.at(1).tensor()})[0]};
+    const StringTensor &a = in[0].strings(), &b = in.at(1).strings();
+    bool scalar_b = b.data.size() == 1;
+    if (!scalar_b && a.shape != b.shape)
+      kernel_fail(n, "string inputs must have equal shapes (or B a single string)");
+    at::Tensor y = at::empty({static_cast<int64_t>(a.data.size())}, at::kBool);
+    for (size_t i = 0; i < a.data.size(); ++i)
+      y[static_cast<int64_t>(i)] = a.data[i] == b.data[scalar_b ? 0 : i];
+    return {y.reshape(a.shape)};
   };
 });
 

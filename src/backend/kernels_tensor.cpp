@@ -115,7 +115,7 @@ TONNX_KERNEL("Transpose", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
 
 TONNX_KERNEL("Cast", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   const ir::Node& n = s.node;
-  auto to = ir::scalar_type_from_dtype(static_cast<ir::DType>(n.attr_i("to", 0)));
+  auto to = storage_type(static_cast<ir::DType>(n.attr_i("to", 0)));
   return [to](const Tensors& in) -> Tensors { return {in.at(0).to(to)}; };
 });
 

@@ -37,6 +37,7 @@ struct SubPlan {
   std::vector<int> outputs;
   std::vector<std::string> output_names;
   std::vector<Step> steps;
+  bool check_shapes = false;
 };
 
 struct Plan {
@@ -107,7 +108,7 @@ std::string RunValue::describe() const {
 
 namespace {
 
-void check_input(const InputSpec& spec, const at::Tensor& t) {
+void check_input(const InputSpec& spec, const at::Tensor& t, bool check_shape) {
   if (!t.defined()) throw std::invalid_argument("input '" + spec.name + "' is an undefined tensor");
   if (!spec.type) return;
   const ir::TensorType& want = *spec.type;
@@ -121,7 +122,7 @@ void check_input(const InputSpec& spec, const at::Tensor& t) {
                                   ir::dtype_name(want.dtype) + " but a " + ir::dtype_name(got) +
                                   " tensor was given");
   }
-  if (!want.shape) return;
+  if (!want.shape || !check_shape) return;
   if (static_cast<size_t>(t.dim()) != want.shape->size())
     throw std::invalid_argument("input '" + spec.name + "' must have rank " +
                                 std::to_string(want.shape->size()) + " " + want.str() +
@@ -283,7 +284,7 @@ RunValues run_plan(const SubPlan& p, const RunValues& inputs, const RunValues& c
     slots[p.captures[i]] = captures[i];
   for (const auto& [s, t] : p.constants) slots[s] = t;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (inputs[i].is_tensor()) check_input(p.inputs[i], inputs[i].tensor());
+    if (inputs[i].is_tensor()) check_input(p.inputs[i], inputs[i].tensor(), p.check_shapes);
     slots[p.inputs[i].slot] = inputs[i];
   }
   Tensors args;
@@ -371,6 +372,7 @@ Rep prepare(ir::Model model, const std::string& device, const PrepareOptions& op
   // Folding renames folded values, which subgraphs would no longer find by name.
   if (opts.optimize && !has_subgraphs(g)) passes::fold_constants(g, opset, false);
   build_plan(plan->graph, g, plan->model.opsets, {});
+  plan->graph.check_shapes = opts.check_input_shapes;
   for (const auto& in : plan->graph.inputs) plan->input_names.push_back(in.name);
   plan->prepare_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

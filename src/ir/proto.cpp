@@ -356,8 +356,13 @@ std::shared_ptr<ir::Graph> graph_from_proto(const onnx::GraphProto& gp,
       }
     }
     std::vector<ir::Attr> attrs;
-    for (const auto& ap : np.attribute())
+    for (const auto& ap : np.attribute()) {
+      // Type attributes (Optional's `type`) only describe what the value already carries.
+      if (ap.type() == onnx::AttributeProto::TYPE_PROTO ||
+          ap.type() == onnx::AttributeProto::TYPE_PROTOS)
+        continue;
       attrs.push_back({ap.name(), attr_from_proto(ap, base_dir, &graph_from_proto)});
+    }
     std::string domain = np.domain() == "ai.onnx" ? "" : np.domain();
     ir::Node* n = g->add_node(np.op_type(), inputs, std::move(attrs), np.output_size(), domain);
     n->set_name(np.name());

@@ -1,0 +1,184 @@
+// Sampling and detection kernels: GridSample, MaxUnpool, NonMaxSuppression, RoiAlign, and
+// the random ops (Bernoulli, RandomUniformLike), which draw from LibTorch's generator.
+#include "backend/kernel.h"
+
+namespace tonnx::backend {
+namespace {
+
+TONNX_KERNEL("GridSample", 16, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  std::string mode = n.attr_s("mode", "bilinear"), pad = n.attr_s("padding_mode", "zeros");
+  bool align = n.attr_i("align_corners", 0) != 0;
+  int64_t m = mode == "bilinear" ? 0 : mode == "nearest" ? 1 : mode == "bicubic" ? 2 : -1;
+  int64_t p = pad == "zeros" ? 0 : pad == "border" ? 1 : pad == "reflection" ? 2 : -1;
+  if (m < 0) kernel_fail(n, "mode must be bilinear, nearest or bicubic; got " + mode);
+  if (p < 0) kernel_fail(n, "padding_mode must be zeros, border or reflection; got " + pad);
+  return [m, p, align](const Tensors& in) -> Tensors {
+    return {at::grid_sampler(in.at(0), in.at(1).to(in[0].scalar_type()), m, p, align)};
+  };
+});
+
+TONNX_KERNEL("MaxUnpool", 9, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  std::vector<int64_t> k = n.attr_ints("kernel_shape"), st = n.attr_ints("strides"),
+                       pads = n.attr_ints("pads");
+  return [k, st, pads](const Tensors& in) -> Tensors {
+    const at::Tensor& x = in.at(0);
+    size_t d = x.dim() - 2;
+    std::vector<int64_t> shape{x.size(0), x.size(1)};
+    for (size_t i = 0; i < d; ++i) {
+      int64_t s_i = st.empty() ? 1 : st[i];
+      int64_t pb = pads.empty() ? 0 : pads[i], pe = pads.empty() ? 0 : pads[i + d];
+      shape.push_back((x.size(2 + i) - 1) * s_i + k[i] - pb - pe);
+    }
+    // Indices address the default output shape; an explicit output_shape pads (or crops)
+    // it at the end of each spatial dim, as ONNX's reference does.
+    at::Tensor y = at::zeros({c10::multiply_integers(shape)}, x.options());
+    y.index_put_({in.at(1).reshape({-1}).to(at::kLong)}, x.reshape({-1}));
+    y = y.reshape(shape);
+    if (in.size() > 2 && in[2].defined()) {
+      std::vector<int64_t> want = to_int_vector(in[2]), p;
+      for (size_t i = want.size(); i-- > 2;) {
+        p.push_back(0);
+        p.push_back(want[i] - shape[i]);
+      }
+      y = at::constant_pad_nd(y, p, 0);
+    }
+    return {y};
+  };
+});
+
+double iou(const float* a, const float* b, bool center) {
+  auto corners = [center](const float* p, double& y1, double& x1, double& y2, double& x2) {
+    if (center) {
+      x1 = p[0] - p[2] / 2, x2 = p[0] + p[2] / 2, y1 = p[1] - p[3] / 2, y2 = p[1] + p[3] / 2;
+    } else {
+      y1 = std::min(p[0], p[2]), y2 = std::max(p[0], p[2]);
+      x1 = std::min(p[1], p[3]), x2 = std::max(p[1], p[3]);
+    }
+  };
+  double ay1, ax1, ay2, ax2, by1, bx1, by2, bx2;
+  corners(a, ay1, ax1, ay2, ax2);
+  corners(b, by1, bx1, by2, bx2);
+  double ih = std::max(0.0, std::min(ay2, by2) - std::max(ay1, by1));
+  double iw = std::max(0.0, std::min(ax2, bx2) - std::max(ax1, bx1));
+  double inter = ih * iw;
+  double uni = (ay2 - ay1) * (ax2 - ax1) + (by2 - by1) * (bx2 - bx1) - inter;
+  return uni > 0 ? inter / uni : 0.0;
+}
+
+TONNX_KERNEL("NonMaxSuppression", 10, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  bool center = s.node.attr_i("center_point_box", 0) != 0;
+  return [center](const Tensors& in) -> Tensors {
+    at::Tensor boxes = in.at(0).to(at::kFloat).contiguous();
+    at::Tensor scores = in.at(1).to(at::kFloat).contiguous();
+    auto opt = [&](size_t i) { return in.size() > i && in[i].defined() && in[i].numel() > 0; };
+    int64_t max_out = opt(2) ? in[2].item<int64_t>() : 0;
+    float iou_th = opt(3) ? in[3].item<float>() : 0.0f;
+    bool has_score_th = opt(4);
+    float score_th = has_score_th ? in[4].item<float>() : 0.0f;
+    int64_t B = scores.size(0), C = scores.size(1), N = scores.size(2);
+    std::vector<int64_t> out;
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t c = 0; c < C; ++c) {
+        const float* sc = scores.data_ptr<float>() + (b * C + c) * N;
+        const float* bx = boxes.data_ptr<float>() + b * N * 4;
+        std::vector<int64_t> order;
+        for (int64_t i = 0; i < N; ++i)
+          if (!has_score_th || sc[i] > score_th) order.push_back(i);
+        std::stable_sort(order.begin(), order.end(),
+                         [&](int64_t p, int64_t q) { return sc[p] > sc[q]; });
+        std::vector<int64_t> kept;
+        for (int64_t i : order) {
+          if (static_cast<int64_t>(kept.size()) >= max_out) break;
+          bool ok = true;
+          for (int64_t j : kept) ok = ok && iou(bx + i * 4, bx + j * 4, center) <= iou_th;
+          if (ok) kept.push_back(i);
+        }
+        for (int64_t i : kept) out.insert(out.end(), {b, c, i});
+      }
+    return {at::tensor(out, at::kLong).reshape({-1, 3})};
+  };
+});
+
+TONNX_KERNEL("RoiAlign", 10, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  bool avg = n.attr_s("mode", "avg") == "avg";
+  int64_t oh = n.attr_i("output_height", 1), ow = n.attr_i("output_width", 1);
+  int64_t ratio = n.attr_i("sampling_ratio", 0);
+  double scale = n.attr_f("spatial_scale", 1.0f);
+  double offset = s.opset >= 16 && n.attr_s("coordinate_transformation_mode", "half_pixel") ==
+                                         "half_pixel" ? 0.5 : 0.0;
+  return [avg, oh, ow, ratio, scale, offset](const Tensors& in) -> Tensors {
+    at::Tensor x = in.at(0).to(at::kDouble).contiguous();
+    at::Tensor rois = in.at(1).to(at::kDouble).contiguous();
+    std::vector<int64_t> bidx = to_int_vector(in.at(2));
+    int64_t R = rois.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
+    at::Tensor y = at::zeros({R, C, oh, ow}, at::kDouble);
+    auto X = x.accessor<double, 4>();
+    auto Y = y.accessor<double, 4>();
+    auto Rr = rois.accessor<double, 2>();
+    for (int64_t r = 0; r < R; ++r) {
+      double x1 = Rr[r][0] * scale - offset, y1 = Rr[r][1] * scale - offset;
+      double x2 = Rr[r][2] * scale - offset, y2 = Rr[r][3] * scale - offset;
+      double rw = x2 - x1, rh = y2 - y1;
+      if (offset == 0) rw = std::max(rw, 1.0), rh = std::max(rh, 1.0);
+      double bh = rh / oh, bw = rw / ow;
+      int64_t gh = ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(rh / oh));
+      int64_t gw = ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(rw / ow));
+      gh = std::max<int64_t>(gh, 1), gw = std::max<int64_t>(gw, 1);
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t ph = 0; ph < oh; ++ph)
+          for (int64_t pw = 0; pw < ow; ++pw) {
+            double acc = avg ? 0 : -std::numeric_limits<double>::infinity();
+            for (int64_t iy = 0; iy < gh; ++iy)
+              for (int64_t ix = 0; ix < gw; ++ix) {
+                double yy = y1 + ph * bh + (iy + 0.5) * bh / gh;
+                double xx = x1 + pw * bw + (ix + 0.5) * bw / gw;
+                double v = 0;
+                if (!(yy < -1.0 || yy > H || xx < -1.0 || xx > W)) {
+                  yy = std::max(yy, 0.0), xx = std::max(xx, 0.0);
+                  int64_t y0 = static_cast<int64_t>(yy), x0 = static_cast<int64_t>(xx), yh, xh;
+                  if (y0 >= H - 1) y0 = yh = H - 1, yy = static_cast<double>(y0); else yh = y0 + 1;
+                  if (x0 >= W - 1) x0 = xh = W - 1, xx = static_cast<double>(x0); else xh = x0 + 1;
+                  double ly = yy - y0, lx = xx - x0, hy = 1 - ly, hx = 1 - lx;
+                  double w1 = hy * hx, w2 = hy * lx, w3 = ly * hx, w4 = ly * lx;
+                  int64_t b = bidx[r];
+                  if (avg) {
+                    v = w1 * X[b][c][y0][x0] + w2 * X[b][c][y0][xh] + w3 * X[b][c][yh][x0] +
+                        w4 * X[b][c][yh][xh];
+                  } else {
+                    v = std::max({w1 * X[b][c][y0][x0], w2 * X[b][c][y0][xh],
+                                  w3 * X[b][c][yh][x0], w4 * X[b][c][yh][xh]});
+                  }
+                }
+                acc = avg ? acc + v : std::max(acc, v);
+              }
+            Y[r][c][ph][pw] = avg ? acc / static_cast<double>(gh * gw) : acc;
+          }
+    }
+    return {y.to(in[0].scalar_type())};
+  };
+});
+
+TONNX_KERNEL("Bernoulli", 15, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  int64_t dtype = s.node.attr_i("dtype", 0);
+  return [dtype](const Tensors& in) -> Tensors {
+    at::Tensor y = at::bernoulli(in.at(0).to(at::kDouble));
+    return {y.to(dtype ? ir::scalar_type_from_dtype(static_cast<ir::DType>(dtype))
+                       : in[0].scalar_type())};
+  };
+});
+
+TONNX_KERNEL("RandomUniformLike", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  double lo = s.node.attr_f("low", 0.0f), hi = s.node.attr_f("high", 1.0f);
+  int64_t dtype = s.node.attr_i("dtype", 0);
+  return [lo, hi, dtype](const Tensors& in) -> Tensors {
+    at::ScalarType st = dtype ? ir::scalar_type_from_dtype(static_cast<ir::DType>(dtype))
+                              : in.at(0).scalar_type();
+    return {at::empty(in.at(0).sizes(), st).uniform_(lo, hi)};
+  };
+});
+
+}  // namespace
+}  // namespace tonnx::backend
