@@ -73,7 +73,7 @@ at::Tensor unsigned_from_proto(const onnx::TensorProto& p) {
     return dt == ir::DType::UInt16 ? static_cast<uint64_t>(p.int32_data(static_cast<int>(i)))
                                    : p.uint64_data(static_cast<int>(i));
   };
-  size_t have = p.has_raw_data() ? p.raw_data().size() / width
+  size_t have = p.has_raw_data()          ? p.raw_data().size() / width
                 : dt == ir::DType::UInt16 ? static_cast<size_t>(p.int32_data_size())
                                           : static_cast<size_t>(p.uint64_data_size());
   if (have != static_cast<size_t>(n))
@@ -98,8 +98,8 @@ RunValue tensor_value_from_proto(const onnx::TensorProto& p, const std::string& 
     int64_t n = numel_of(p);
     if (p.string_data_size() != n)
       throw std::runtime_error("string tensor '" + p.name() + "' holds " +
-                               std::to_string(p.string_data_size()) + " strings but its dims need " +
-                               std::to_string(n));
+                               std::to_string(p.string_data_size()) +
+                               " strings but its dims need " + std::to_string(n));
     s.data.assign(p.string_data().begin(), p.string_data().end());
     return RunValue(std::move(s));
   }
@@ -121,7 +121,8 @@ RunValue optional_from_proto(const onnx::OptionalProto& p, const std::string& ba
     case onnx::OptionalProto::UNDEFINED:
       return RunValue::none();
     default:
-      throw std::runtime_error("optional '" + p.name() + "' holds a map or optional, which tonnx "
+      throw std::runtime_error("optional '" + p.name() +
+                               "' holds a map or optional, which tonnx "
                                "does not support");
   }
 }
@@ -144,7 +145,8 @@ RunValue sequence_from_proto(const onnx::SequenceProto& p, const std::string& ba
     case onnx::SequenceProto::UNDEFINED:
       break;
     default:
-      throw std::runtime_error("sequence '" + p.name() + "' holds maps, which tonnx does not support");
+      throw std::runtime_error("sequence '" + p.name() +
+                               "' holds maps, which tonnx does not support");
   }
   return RunValue(std::move(s));
 }
@@ -233,8 +235,8 @@ std::string compare_values(const RunValue& got, const RunValue& expected, Tolera
                c10::str(at::IntArrayRef(e.shape));
       for (size_t i = 0; i < e.data.size(); ++i)
         if (g.data[i] != e.data[i])
-          return "[" + std::to_string(i) + "]: got \"" + g.data[i] + "\", expected \"" +
-                 e.data[i] + "\"";
+          return "[" + std::to_string(i) + "]: got \"" + g.data[i] + "\", expected \"" + e.data[i] +
+                 "\"";
       return {};
     }
     case RunValue::Kind::Sequence: {
@@ -254,7 +256,8 @@ std::string compare_values(const RunValue& got, const RunValue& expected, Tolera
 
 std::map<std::string, std::string> read_skip_list(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot open skip list '" + path + "': " + std::strerror(errno));
+  if (!in)
+    throw std::runtime_error("cannot open skip list '" + path + "': " + std::strerror(errno));
   std::map<std::string, std::string> out;
   std::string line;
   for (int lineno = 1; std::getline(in, line); ++lineno) {
@@ -330,8 +333,8 @@ CaseResult run_case(const std::string& case_dir, const std::map<std::string, std
         RunValue want = value_from_proto_file(f, outs[k]->type(), case_dir);
         std::string diff = compare_values(got.at(k), want, tol);
         if (!diff.empty()) {
-          r.message = "output '" + outs[k]->name() + "' (test_data_set_" + std::to_string(si) +
-                      ") " + diff;
+          r.message =
+              "output '" + outs[k]->name() + "' (test_data_set_" + std::to_string(si) + ") " + diff;
           return r;
         }
       }

@@ -107,8 +107,10 @@ TONNX_KERNEL("RoiAlign", 10, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   int64_t oh = n.attr_i("output_height", 1), ow = n.attr_i("output_width", 1);
   int64_t ratio = n.attr_i("sampling_ratio", 0);
   double scale = n.attr_f("spatial_scale", 1.0f);
-  double offset = s.opset >= 16 && n.attr_s("coordinate_transformation_mode", "half_pixel") ==
-                                         "half_pixel" ? 0.5 : 0.0;
+  double offset =
+      s.opset >= 16 && n.attr_s("coordinate_transformation_mode", "half_pixel") == "half_pixel"
+          ? 0.5
+          : 0.0;
   return [avg, oh, ow, ratio, scale, offset](const Tensors& in) -> Tensors {
     at::Tensor x = in.at(0).to(at::kDouble).contiguous();
     at::Tensor rois = in.at(1).to(at::kDouble).contiguous();
@@ -139,8 +141,14 @@ TONNX_KERNEL("RoiAlign", 10, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
                 if (!(yy < -1.0 || yy > H || xx < -1.0 || xx > W)) {
                   yy = std::max(yy, 0.0), xx = std::max(xx, 0.0);
                   int64_t y0 = static_cast<int64_t>(yy), x0 = static_cast<int64_t>(xx), yh, xh;
-                  if (y0 >= H - 1) y0 = yh = H - 1, yy = static_cast<double>(y0); else yh = y0 + 1;
-                  if (x0 >= W - 1) x0 = xh = W - 1, xx = static_cast<double>(x0); else xh = x0 + 1;
+                  if (y0 >= H - 1)
+                    y0 = yh = H - 1, yy = static_cast<double>(y0);
+                  else
+                    yh = y0 + 1;
+                  if (x0 >= W - 1)
+                    x0 = xh = W - 1, xx = static_cast<double>(x0);
+                  else
+                    xh = x0 + 1;
                   double ly = yy - y0, lx = xx - x0, hy = 1 - ly, hx = 1 - lx;
                   double w1 = hy * hx, w2 = hy * lx, w3 = ly * hx, w4 = ly * lx;
                   int64_t b = bidx[r];
@@ -148,8 +156,8 @@ TONNX_KERNEL("RoiAlign", 10, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
                     v = w1 * X[b][c][y0][x0] + w2 * X[b][c][y0][xh] + w3 * X[b][c][yh][x0] +
                         w4 * X[b][c][yh][xh];
                   } else {
-                    v = std::max({w1 * X[b][c][y0][x0], w2 * X[b][c][y0][xh],
-                                  w3 * X[b][c][yh][x0], w4 * X[b][c][yh][xh]});
+                    v = std::max({w1 * X[b][c][y0][x0], w2 * X[b][c][y0][xh], w3 * X[b][c][yh][x0],
+                                  w4 * X[b][c][yh][xh]});
                   }
                 }
                 acc = avg ? acc + v : std::max(acc, v);
@@ -174,8 +182,8 @@ TONNX_KERNEL("RandomUniformLike", 1, kAnyOpset, [](const KernelSpec& s) -> Kerne
   double lo = s.node.attr_f("low", 0.0f), hi = s.node.attr_f("high", 1.0f);
   int64_t dtype = s.node.attr_i("dtype", 0);
   return [lo, hi, dtype](const Tensors& in) -> Tensors {
-    at::ScalarType st = dtype ? ir::scalar_type_from_dtype(static_cast<ir::DType>(dtype))
-                              : in.at(0).scalar_type();
+    at::ScalarType st =
+        dtype ? ir::scalar_type_from_dtype(static_cast<ir::DType>(dtype)) : in.at(0).scalar_type();
     return {at::empty(in.at(0).sizes(), st).uniform_(lo, hi)};
   };
 });

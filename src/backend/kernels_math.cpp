@@ -16,17 +16,20 @@ TONNX_KERNEL("Celu", 12, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
 });
 TONNX_KERNEL("ThresholdedRelu", 10, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   double alpha = s.node.attr_f("alpha", 1.0f);
-  return unary_fn([alpha](const at::Tensor& x) { return at::where(x > alpha, x, at::zeros_like(x)); });
+  return unary_fn(
+      [alpha](const at::Tensor& x) { return at::where(x > alpha, x, at::zeros_like(x)); });
 });
 TONNX_KERNEL("Shrink", 9, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   double bias = s.node.attr_f("bias", 0.0f), lambd = s.node.attr_f("lambd", 0.5f);
   return unary_fn([bias, lambd](const at::Tensor& x) {
-    at::Tensor y = at::where(x < -lambd, x + bias, at::where(x > lambd, x - bias, at::zeros_like(x)));
+    at::Tensor y =
+        at::where(x < -lambd, x + bias, at::where(x > lambd, x - bias, at::zeros_like(x)));
     return y.to(x.scalar_type());
   });
 });
 TONNX_KERNEL("IsInf", 10, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
-  bool pos = s.node.attr_i("detect_positive", 1) != 0, neg = s.node.attr_i("detect_negative", 1) != 0;
+  bool pos = s.node.attr_i("detect_positive", 1) != 0,
+       neg = s.node.attr_i("detect_negative", 1) != 0;
   return unary_fn([pos, neg](const at::Tensor& x) {
     at::Tensor r = at::zeros(x.sizes(), at::kBool);
     if (pos) r = r | at::isposinf(x);

@@ -119,7 +119,8 @@ TONNX_KERNEL("MaxPool", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
     bool big_pad = false;
     for (size_t i = 0; i < d; ++i) big_pad = big_pad || 2 * p[i] > c.kernel[i];
     if (want_indices && (big_pad || !symmetric(p)))
-      kernel_fail(n, "indices with pads larger than half the kernel or asymmetric pads are not supported");
+      kernel_fail(
+          n, "indices with pads larger than half the kernel or asymmetric pads are not supported");
     if (!symmetric(p) || big_pad) {
       xin = at::constant_pad_nd(xin, aten_pad_order(p), -std::numeric_limits<double>::infinity());
       std::fill(pad_arg.begin(), pad_arg.end(), 0);
@@ -223,9 +224,9 @@ TONNX_KERNEL("BatchNormalization", 1, kAnyOpset, [](const KernelSpec& s) -> Kern
     at::Tensor mean = x.mean(axes), var = x.var(axes, /*unbiased=*/false);
     std::vector<int64_t> shape(x.dim(), 1);
     shape[1] = -1;
-    at::Tensor y = (x - mean.reshape(shape)) / at::sqrt(var.reshape(shape) + eps) *
-                       in.at(1).reshape(shape) +
-                   in.at(2).reshape(shape);
+    at::Tensor y =
+        (x - mean.reshape(shape)) / at::sqrt(var.reshape(shape) + eps) * in.at(1).reshape(shape) +
+        in.at(2).reshape(shape);
     at::Tensor rm = in.at(3) * momentum + mean * (1 - momentum);
     at::Tensor rv = in.at(4) * momentum + var * (1 - momentum);
     return {y, rm, rv};

@@ -34,7 +34,8 @@ TONNX_KERNEL("InstanceNormalization", 1, kAnyOpset, [](const KernelSpec& s) -> K
 
 TONNX_KERNEL("LRN", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   const ir::Node& n = s.node;
-  double alpha = n.attr_f("alpha", 1e-4f), beta = n.attr_f("beta", 0.75f), bias = n.attr_f("bias", 1.0f);
+  double alpha = n.attr_f("alpha", 1e-4f), beta = n.attr_f("beta", 0.75f),
+         bias = n.attr_f("bias", 1.0f);
   int64_t size = n.attr_i("size", 1);
   return [alpha, beta, bias, size](const Tensors& in) -> Tensors {
     const at::Tensor& x = in.at(0);

@@ -16,7 +16,8 @@ at::Tensor along(const at::Tensor& p, int64_t axis, int64_t rank) {
 
 at::Tensor saturate(const at::Tensor& v, at::ScalarType st) {
   double lo = st == at::kByte ? 0 : -128, hi = st == at::kByte ? 255 : 127;
-  if (st == at::kInt) lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
+  if (st == at::kInt)
+    lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
   return at::clamp(v, lo, hi).to(st);
 }
 
@@ -57,14 +58,16 @@ TONNX_KERNEL("DynamicQuantizeLinear", 11, kAnyOpset, [](const KernelSpec&) -> Ke
     if (scale == 0) scale = 1;  // all zeros
     float zp = std::clamp(std::nearbyint(-lo / scale), 0.0f, 255.0f);
     at::Tensor q = saturate(at::round(x / scale) + zp, at::kByte);
-    return {q, at::scalar_tensor(scale, at::kFloat), at::scalar_tensor(zp, at::kFloat).to(at::kByte)};
+    return {q, at::scalar_tensor(scale, at::kFloat),
+            at::scalar_tensor(zp, at::kFloat).to(at::kByte)};
   };
 });
 
 TONNX_KERNEL("MatMulInteger", 10, kAnyOpset, [](const KernelSpec&) -> KernelFn {
   return [](const Tensors& in) -> Tensors {
     const at::Tensor &a = in.at(0), &b = in.at(1);
-    at::Tensor azp = in.size() > 2 ? in[2] : at::Tensor(), bzp = in.size() > 3 ? in[3] : at::Tensor();
+    at::Tensor azp = in.size() > 2 ? in[2] : at::Tensor(),
+               bzp = in.size() > 3 ? in[3] : at::Tensor();
     // A's zero point is per row (axis -2... per ONNX: per M), B's per column.
     at::Tensor av = a.to(at::kLong), bv = b.to(at::kLong);
     if (azp.defined()) av = av - (azp.dim() ? azp.to(at::kLong).unsqueeze(-1) : azp.to(at::kLong));
@@ -75,7 +78,8 @@ TONNX_KERNEL("MatMulInteger", 10, kAnyOpset, [](const KernelSpec&) -> KernelFn {
 
 at::Tensor conv_nd(const at::Tensor& x, const at::Tensor& w, const ir::Node& n) {
   int64_t d = x.dim() - 2;
-  std::vector<int64_t> st = n.attr_ints("strides"), dil = n.attr_ints("dilations"), pads = n.attr_ints("pads");
+  std::vector<int64_t> st = n.attr_ints("strides"), dil = n.attr_ints("dilations"),
+                       pads = n.attr_ints("pads");
   if (st.empty()) st.assign(d, 1);
   if (dil.empty()) dil.assign(d, 1);
   if (pads.empty()) pads.assign(2 * d, 0);

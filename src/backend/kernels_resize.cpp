@@ -67,7 +67,8 @@ std::pair<at::Tensor, at::Tensor> axis_weights(const ResizeAttrs& a, int64_t in,
         if (a.exclude_outside && (idx < 0 || idx >= in)) c[k] = 0;
         total += c[k];
       }
-      for (int k = 0; k < 4; ++k) M[i][clampi(x0 - 1 + k)] += a.exclude_outside ? c[k] / total : c[k];
+      for (int k = 0; k < 4; ++k)
+        M[i][clampi(x0 - 1 + k)] += a.exclude_outside ? c[k] / total : c[k];
     }
   }
   return {m, outside};
@@ -79,12 +80,14 @@ at::Tensor resize(const ir::Node& n, const ResizeAttrs& a, const at::Tensor& x,
   int64_t r = x.dim();
   if (!sizes.empty()) {
     if (static_cast<int64_t>(sizes.size()) != r)
-      kernel_fail(n, "sizes has " + std::to_string(sizes.size()) + " values for rank " + std::to_string(r));
+      kernel_fail(
+          n, "sizes has " + std::to_string(sizes.size()) + " values for rank " + std::to_string(r));
     scales.clear();
     for (int64_t d = 0; d < r; ++d) scales.push_back(static_cast<double>(sizes[d]) / x.size(d));
   } else {
     if (static_cast<int64_t>(scales.size()) != r)
-      kernel_fail(n, "scales has " + std::to_string(scales.size()) + " values for rank " + std::to_string(r));
+      kernel_fail(n, "scales has " + std::to_string(scales.size()) + " values for rank " +
+                         std::to_string(r));
     for (int64_t d = 0; d < r; ++d) {
       if (scales[d] <= 0) kernel_fail(n, "scales must be positive");
       sizes.push_back(static_cast<int64_t>(std::floor(x.size(d) * scales[d])));
@@ -103,7 +106,8 @@ at::Tensor resize(const ir::Node& n, const ResizeAttrs& a, const at::Tensor& x,
     shape[d] = sizes[d];
     outside_any = outside_any | outside.reshape(shape);
   }
-  if (a.coord == "tf_crop_and_resize") y = at::where(outside_any, at::full({}, a.extrapolation, at::kDouble), y);
+  if (a.coord == "tf_crop_and_resize")
+    y = at::where(outside_any, at::full({}, a.extrapolation, at::kDouble), y);
   if (!at::isFloatingType(st)) y = at::round(y);
   return y.to(st);
 }

@@ -47,11 +47,13 @@ RnnAttrs parse(const ir::Node& n, const std::vector<std::string>& defaults) {
   if (const ir::AttrValue* v = n.attr("activations")) names = v->strings();
   size_t per = defaults.size();
   if (names.empty())
-    for (int64_t d = 0; d < a.num_dirs; ++d) names.insert(names.end(), defaults.begin(), defaults.end());
+    for (int64_t d = 0; d < a.num_dirs; ++d)
+      names.insert(names.end(), defaults.begin(), defaults.end());
   if (names.size() != per * static_cast<size_t>(a.num_dirs))
     kernel_fail(n, "activations has " + std::to_string(names.size()) + " names; expected " +
                        std::to_string(per * a.num_dirs));
-  std::vector<float> alphas = n.attr_floats("activation_alpha"), betas = n.attr_floats("activation_beta");
+  std::vector<float> alphas = n.attr_floats("activation_alpha"),
+                     betas = n.attr_floats("activation_beta");
   for (size_t i = 0; i < names.size(); ++i) {
     float dflt_a = names[i] == "LeakyRelu" ? 0.01f : names[i] == "HardSigmoid" ? 0.2f : 1.0f;
     float dflt_b = names[i] == "HardSigmoid" ? 0.5f : 0.0f;

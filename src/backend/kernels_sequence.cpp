@@ -67,8 +67,7 @@ TONNX_VALUE_KERNEL("SequenceAt", 11, kAnyOpset, [](const KernelSpec& s) -> Value
   const ir::Node& n = s.node;
   return [&n](const RunValues& in) -> RunValues {
     const Sequence& q = seq_arg(n, in, 0);
-    int64_t pos =
-        seq_pos(n, tensor_in(n, in, 1), static_cast<int64_t>(q.items.size()), false);
+    int64_t pos = seq_pos(n, tensor_in(n, in, 1), static_cast<int64_t>(q.items.size()), false);
     return {q.items[pos]};
   };
 });

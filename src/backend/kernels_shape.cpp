@@ -108,7 +108,8 @@ TONNX_KERNEL("Pad", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
       int64_t b = full[d], e = full[d + r], len = x.size(d);
       if (b == 0 && e == 0) continue;
       if (b < 0 || e < 0) {
-        x = x.narrow(d, std::max<int64_t>(0, -b), len + std::min<int64_t>(0, b) + std::min<int64_t>(0, e));
+        x = x.narrow(d, std::max<int64_t>(0, -b),
+                     len + std::min<int64_t>(0, b) + std::min<int64_t>(0, e));
         b = std::max<int64_t>(0, b);
         e = std::max<int64_t>(0, e);
         len = x.size(d);
@@ -207,12 +208,11 @@ TONNX_KERNEL("GatherND", 11, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
     if (batch_dims + k > x.dim()) kernel_fail(n, "indices' last dim is too large for the data");
     std::vector<int64_t> batch(x.sizes().begin(), x.sizes().begin() + batch_dims);
     int64_t B = c10::multiply_integers(batch);
-    at::Tensor xb = x.reshape(
-        [&] {
-          std::vector<int64_t> sh{B};
-          sh.insert(sh.end(), x.sizes().begin() + batch_dims, x.sizes().end());
-          return sh;
-        }());
+    at::Tensor xb = x.reshape([&] {
+      std::vector<int64_t> sh{B};
+      sh.insert(sh.end(), x.sizes().begin() + batch_dims, x.sizes().end());
+      return sh;
+    }());
     std::vector<int64_t> idx_mid(idx.sizes().begin() + batch_dims, idx.sizes().end() - 1);
     at::Tensor ib = idx.reshape({B, -1, k});
     // Linearize the k indexed dims.

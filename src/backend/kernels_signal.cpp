@@ -101,11 +101,13 @@ TONNX_KERNEL("MelWeightMatrix", 17, kAnyOpset, [](const KernelSpec& s) -> Kernel
         if (c >= 0 && c < spec_bins) o[c][i] = 1;
       } else {
         for (int64_t j = l; j <= c; ++j)
-          if (j >= 0 && j < spec_bins) o[j][i] = static_cast<double>(j - l) / static_cast<double>(c - l);
+          if (j >= 0 && j < spec_bins)
+            o[j][i] = static_cast<double>(j - l) / static_cast<double>(c - l);
       }
       if (u > c)
         for (int64_t j = c; j < u; ++j)
-          if (j >= 0 && j < spec_bins) o[j][i] = static_cast<double>(u - j) / static_cast<double>(u - c);
+          if (j >= 0 && j < spec_bins)
+            o[j][i] = static_cast<double>(u - j) / static_cast<double>(u - c);
     }
     return {out.to(st)};
   };

@@ -73,7 +73,8 @@ TONNX_VALUE_KERNEL("TfIdfVectorizer", 9, kAnyOpset, [](const KernelSpec& s) -> V
       if (k < indexes.size()) column[key] = indexes[k];
     }
   }
-  return [&n, min_n, max_n, max_skip, mode, weights, column, out_size](const RunValues& in) -> RunValues {
+  return [&n, min_n, max_n, max_skip, mode, weights, column,
+          out_size](const RunValues& in) -> RunValues {
     std::vector<std::vector<std::string>> rows;
     std::vector<int64_t> shape;
     if (in.at(0).is_strings()) {

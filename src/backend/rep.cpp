@@ -142,7 +142,6 @@ int opset_of(const std::vector<ir::OpsetImport>& opsets, const std::string& doma
     if (d == domain) return static_cast<int>(o.version);
   }
   return 1;  // not imported: the oldest version
-
 }
 
 void collect_free_names(const ir::Graph& g, std::vector<std::string>& out,
@@ -221,11 +220,22 @@ void build_plan(SubPlan& p, const ir::Graph& g, const std::vector<ir::OpsetImpor
     for (const ir::Value* o : n.outputs()) define(o);
     int op_opset = n.domain().empty() ? default_opset : opset_of(opsets, n.domain());
     KernelSpec spec{n, op_opset, {}, &opsets};
-    if (const ValueKernelFactory* vf = find_value_kernel(n.op_type(), n.domain(), op_opset)) {
-      s.vfn = (*vf)(spec);
-    } else if (const KernelFactory* f = find_kernel(n.op_type(), n.domain(), op_opset)) {
-      if (!caps.empty()) kernel_fail(n, "has subgraphs, which a tensor kernel cannot run");
-      s.fn = (*f)(spec);
+    const ValueKernelFactory* vf = find_value_kernel(n.op_type(), n.domain(), op_opset);
+    const KernelFactory* f = vf ? nullptr : find_kernel(n.op_type(), n.domain(), op_opset);
+    if (vf || f) {
+      // Attribute errors (a wrong type, a bad value) name the node.
+      try {
+        if (vf) {
+          s.vfn = (*vf)(spec);
+        } else {
+          if (!caps.empty()) kernel_fail(n, "has subgraphs, which a tensor kernel cannot run");
+          s.fn = (*f)(spec);
+        }
+      } catch (const std::exception& e) {
+        std::string msg = e.what();
+        if (msg.rfind(node_label(n), 0) == 0) throw;
+        kernel_fail(n, msg);
+      }
     } else {
       missing.push_back((n.domain().empty() ? "" : n.domain() + "::") + n.op_type() + " (opset " +
                         std::to_string(op_opset) + ")");
