@@ -277,7 +277,11 @@ TraceResult trace(const Traceable& model, const std::vector<torch::Tensor>& args
   } catch (const ExportError&) {
     throw;
   } catch (const c10::Error& e) {
-    throw ExportError(std::string("tracing the model failed: ") + e.what_without_backtrace());
+    std::string msg = e.what_without_backtrace();
+    if (msg.find("Cannot insert a Tensor that requires grad as a constant") != std::string::npos)
+      msg += "\nThe function uses a module's parameters: export the module itself, or pass a "
+             "tonnx::Traceable whose .module is that module, so that its parameters are traced as inputs";
+    throw ExportError("tracing the model failed: " + msg);
   } catch (const std::exception& e) {
     throw ExportError(std::string("tracing the model failed: ") + e.what());
   }

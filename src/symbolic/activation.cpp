@@ -56,10 +56,13 @@ TONNX_SYMBOLIC("aten::leaky_relu", 9, [](SymbolicContext& g, Value* x, double sl
 // elu(self, alpha, scale, input_scale): Elu when both scales are 1.
 TONNX_SYMBOLIC("aten::elu", 9, [](SymbolicContext& g, Value* x, double alpha, double scale, double input_scale) -> Outputs {
   if (scale == 1.0 && input_scale == 1.0) return g.op("Elu", {x}, {{"alpha", alpha}});
+  // scale * (x > 0 ? x : alpha * (exp(x * input_scale) - 1))
   at::ScalarType dt = g.scalar_type(0);
-  Value* xs = g.op("Mul", {x, g.constant_scalar(input_scale, dt)});
-  Value* e = g.op("Elu", {xs}, {{"alpha", alpha}});
-  return g.op("Mul", {e, g.constant_scalar(scale, dt)});
+  Value* neg = g.op("Mul", {g.constant_scalar(alpha, dt),
+                            g.op("Sub", {g.op("Exp", {g.op("Mul", {x, g.constant_scalar(input_scale, dt)})}),
+                                         g.constant_scalar(1, dt)})});
+  Value* y = g.op("Where", {g.op("Greater", {x, g.constant_scalar(0, dt)}), x, neg});
+  return g.op("Mul", {y, g.constant_scalar(scale, dt)});
 });
 TONNX_SYMBOLIC("aten::selu", 9, [](SymbolicContext& g, Value* x) { return g.op("Selu", {x}); });
 // celu(x, alpha) = max(0, x) + min(0, alpha * (exp(x / alpha) - 1)); Celu is opset 12.

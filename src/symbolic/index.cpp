@@ -65,8 +65,11 @@ TONNX_SYMBOLIC("aten::index_put", 11, [](SymbolicContext& g) -> Outputs {
   for (size_t k = 0; k < pos.size(); ++k)
     if (pos[k] != static_cast<int64_t>(k)) g.fail("index_put supports tensor indices on the leading dims only");
   Value* rows;
+  int64_t indexed_dims = static_cast<int64_t>(pos.size());
   if (pos.size() == 1 && idx[0]->type() && idx[0]->type()->dtype == ir::DType::Bool) {
     rows = mask_to_indices(g, idx[0]);
+    // A mask indexes as many dims as it has.
+    if (idx[0]->type()->shape) indexed_dims = static_cast<int64_t>(idx[0]->type()->shape->size());
   } else {
     std::vector<Value*> cols;
     Value* shape = nullptr;
@@ -79,7 +82,7 @@ TONNX_SYMBOLIC("aten::index_put", 11, [](SymbolicContext& g) -> Outputs {
   }
   // updates must have shape rows.shape[:-1] + x.shape[len(pos):]
   Value* row_shape = g.op("Slice", {g.op("Shape", {rows}), g.constant_ints({0}), g.constant_ints({-1})});
-  Value* tail = g.op("Slice", {g.op("Shape", {x}), g.constant_ints({static_cast<int64_t>(pos.size())}),
+  Value* tail = g.op("Slice", {g.op("Shape", {x}), g.constant_ints({indexed_dims}),
                                g.constant_ints({std::numeric_limits<int64_t>::max()})});
   Value* upd_shape = g.op("Concat", {row_shape, tail}, {{"axis", int64_t{0}}});
   Value* values = g.op("Expand", {input_as(g, 2, dt), upd_shape});

@@ -135,16 +135,35 @@ at::ScalarType common_type(SymbolicContext& g) {
 
 Outputs compare(SymbolicContext& g, const char* op, bool negate = false) {
   at::ScalarType t = common_type(g);
-  Value* r = g.op(op, {input_as(g, 0, t), input_as(g, 1, t)});
+  Value* a = input_as(g, 0, t);
+  Value* b = input_as(g, 1, t);
+  Value* r;
+  if (std::string(op) == "Equal" && g.opset() < 11 && at::isFloatingType(t)) {
+    // Equal takes floats from opset 11: a == b is neither a < b nor a > b, and not NaN.
+    Value* ordered = g.op("Or", {g.op("Less", {a, b}), g.op("Greater", {a, b})});
+    Value* nan = g.op("Or", {g.op("IsNaN", {a}), g.op("IsNaN", {b})});
+    r = g.op("Not", {g.op("Or", {ordered, nan})});
+  } else {
+    r = g.op(op, {a, b});
+  }
   return negate ? g.op("Not", {r}) : r;
 }
 TONNX_SYMBOLIC("aten::eq", 9, [](SymbolicContext& g) { return compare(g, "Equal"); });
 TONNX_SYMBOLIC("aten::ne", 9, [](SymbolicContext& g) { return compare(g, "Equal", true); });
 TONNX_SYMBOLIC("aten::gt", 9, [](SymbolicContext& g) { return compare(g, "Greater"); });
 TONNX_SYMBOLIC("aten::lt", 9, [](SymbolicContext& g) { return compare(g, "Less"); });
-// GreaterOrEqual / LessOrEqual arrive in opset 12.
-TONNX_SYMBOLIC("aten::ge", 9, [](SymbolicContext& g) { return compare(g, "Less", true); });
-TONNX_SYMBOLIC("aten::le", 9, [](SymbolicContext& g) { return compare(g, "Greater", true); });
+// GreaterOrEqual / LessOrEqual arrive in opset 12. Before: a >= b is not (a < b), and
+// for floats also neither side NaN.
+Outputs compare_or_equal(SymbolicContext& g, const char* opposite) {
+  at::ScalarType t = common_type(g);
+  Value* a = input_as(g, 0, t);
+  Value* b = input_as(g, 1, t);
+  Value* bad = g.op(opposite, {a, b});
+  if (at::isFloatingType(t)) bad = g.op("Or", {bad, g.op("Or", {g.op("IsNaN", {a}), g.op("IsNaN", {b})})});
+  return g.op("Not", {bad});
+}
+TONNX_SYMBOLIC("aten::ge", 9, [](SymbolicContext& g) { return compare_or_equal(g, "Less"); });
+TONNX_SYMBOLIC("aten::le", 9, [](SymbolicContext& g) { return compare_or_equal(g, "Greater"); });
 TONNX_SYMBOLIC("aten::ge", 12, [](SymbolicContext& g) { return compare(g, "GreaterOrEqual"); });
 TONNX_SYMBOLIC("aten::le", 12, [](SymbolicContext& g) { return compare(g, "LessOrEqual"); });
 
@@ -174,7 +193,8 @@ TONNX_SYMBOLIC("aten::pow", 9, [](SymbolicContext& g) -> Outputs {
   at::ScalarType dt = g.output_scalar_type();
   if (at::isIntegralType(dt, /*includeBool=*/false)) {
     Value* r = g.op("Pow", {input_as(g, 0, at::kDouble), input_as(g, 1, at::kDouble)});
-    return g.cast(g.op("Round", {r}), dt);
+    // Round arrives in opset 11; integer powers are exact in double anyway.
+    return g.cast(g.opset() >= 11 ? g.op("Round", {r}) : r, dt);
   }
   return g.op("Pow", {input_as(g, 0, dt), input_as(g, 1, dt)});
 });
@@ -197,9 +217,16 @@ Outputs clamp(SymbolicContext& g, bool has_min, bool has_max) {
   Value* x = g.cast(g.input(0), dt);
   size_t lo = 1, hi = has_min ? 2 : 1;
   bool use_min = has_min && !g.is_none(lo), use_max = has_max && !g.is_none(hi);
-  // Max/Min broadcast tensor bounds and work for every type in every opset tonnx targets.
-  if (use_min) x = g.op("Max", {x, input_as(g, lo, dt)});
-  if (use_max) x = g.op("Min", {x, input_as(g, hi, dt)});
+  // Max/Min broadcast tensor bounds; they take integers from opset 12, Where before.
+  bool where_form = g.opset() < 12 && !at::isFloatingType(dt);
+  if (use_min) {
+    Value* b = input_as(g, lo, dt);
+    x = where_form ? g.op("Where", {g.op("Less", {x, b}), b, x}) : g.op("Max", {x, b});
+  }
+  if (use_max) {
+    Value* b = input_as(g, hi, dt);
+    x = where_form ? g.op("Where", {g.op("Greater", {x, b}), b, x}) : g.op("Min", {x, b});
+  }
   if (!use_min && !use_max) x = g.op("Identity", {x});
   return x;
 }

@@ -37,11 +37,20 @@ Outputs upsample(SymbolicContext& g, const std::string& mode, bool has_align) {
   size_t last = g.num_inputs() - 1;
   Value* roi = g.constant(at::empty({0}, at::kFloat));
   bool vec_overload = g.arg_type(1) == "int[]?";
+  std::vector<float> sc{1.0f, 1.0f};
   if (vec_overload && !g.is_none(last)) {
-    std::vector<float> sc{1.0f, 1.0f};
     for (double f : g.floats(last)) sc.push_back(static_cast<float>(f));
-    return g.op("Resize", {x, roi, g.constant(at::tensor(sc, at::kFloat))}, attrs);
+  } else if (!vec_overload) {
+    // (input, output_size, [align_corners,] scales_h?, scales_w? ...): one scale per dim.
+    size_t d = in.size() - 2;
+    for (size_t i = 0; i < d; ++i) {
+      size_t arg = g.num_inputs() - d + i;
+      if (g.is_none(arg)) break;
+      sc.push_back(static_cast<float>(g.f(arg)));
+    }
   }
+  // align_corners maps corner to corner whatever the scale: sizes suffice then.
+  if (sc.size() == in.size() && !align) return g.op("Resize", {x, roi, g.constant(at::tensor(sc, at::kFloat))}, attrs);
   return g.op("Resize", {x, roi, g.constant(at::empty({0}, at::kFloat)), g.constant_ints(out_sizes)}, attrs);
 }
 TONNX_SYMBOLIC("aten::upsample_nearest1d", 9, [](SymbolicContext& g) { return upsample(g, "nearest", false); });

@@ -219,6 +219,18 @@ TONNX_SYMBOLIC("aten::constant_pad_nd", 9, [](SymbolicContext& g, Value* x, std:
 Outputs mode_pad(SymbolicContext& g, const char* mode) {
   return emit_pad(g, g.input(0), onnx_pads(g, g.ints(1), g.rank(0)), mode, nullptr);
 }
+// _pad_enum(self, pad, mode, value): what F::pad records in LibTorch 1.13, with
+// at::padding_mode (0 reflect, 1 replicate, 2 circular, 3 constant).
+TONNX_SYMBOLIC("aten::_pad_enum", 9, [](SymbolicContext& g) -> Outputs {
+  int64_t mode = g.i(2);
+  std::vector<int64_t> pads = onnx_pads(g, g.ints(1), g.rank(0));
+  if (mode == 2) g.fail("circular padding has no ONNX Pad mode");
+  if (mode != 3) return emit_pad(g, g.input(0), pads, mode == 0 ? "reflect" : "edge", nullptr);
+  double value = g.is_none(3) ? 0.0 : g.f(3);
+  at::ScalarType dt = g.scalar_type(0);
+  if (g.opset() >= 11) return emit_pad(g, g.input(0), pads, "constant", g.constant_scalar(value, dt));
+  return g.op("Pad", {g.input(0)}, {{"mode", "constant"}, {"pads", pads}, {"value", value}});
+});
 TONNX_SYMBOLIC("aten::reflection_pad1d", 9, [](SymbolicContext& g) { return mode_pad(g, "reflect"); });
 TONNX_SYMBOLIC("aten::reflection_pad2d", 9, [](SymbolicContext& g) { return mode_pad(g, "reflect"); });
 TONNX_SYMBOLIC("aten::reflection_pad3d", 9, [](SymbolicContext& g) { return mode_pad(g, "reflect"); });
