@@ -1,4 +1,5 @@
 #include "export/converter.h"
+#include "export/trace.h"
 
 #include <ATen/ATen.h>
 #include <torch/csrc/jit/ir/constants.h>
@@ -352,7 +353,7 @@ ir::Model Converter::convert() {
     if (i < n_names)
       name = cfg_.input_names[i];
     else if (i < n_user)
-      name = n_user == 1 ? "input" : "input_" + std::to_string(i);
+      name = default_input_name(i, n_user);
     else
       name = cfg_.params.at(i - n_user).name;
     if (!used_names.insert(name).second)

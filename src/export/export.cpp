@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "export/converter.h"
+#include "export/pipeline.h"
 #include "export/trace.h"
 #include "passes/passes.h"
 #include "tonnx/check.h"
@@ -48,7 +49,10 @@ struct StageTimer {
   }
 };
 
-void validate(const ExportOptions& o) {
+}  // namespace
+
+namespace detail {
+void validate_options(const ExportOptions& o) {
   if (o.opset_version < kMinOpset || o.opset_version > kMaxOpset)
     throw ExportError("opset_version " + std::to_string(o.opset_version) +
                       " is not supported: use " + std::to_string(kMinOpset) + " to " +
@@ -65,18 +69,8 @@ void validate(const ExportOptions& o) {
   }
 }
 
-struct Exported {
-  ir::Model model;
-  onnx::ModelProto proto;
-  std::vector<torch::Tensor> eager_outputs;
-};
-
-Exported run_export(const Traceable& model, const std::vector<torch::Tensor>& args,
-                    const ExportOptions& o) {
-  validate(o);
+Exported finish_export(TraceResult tr, const ExportOptions& o) {
   StageTimer timer;
-  detail::TraceResult tr = detail::trace(model, args, o.training);
-  timer.lap("trace");
   detail::ConvertConfig cfg;
   cfg.opset = o.opset_version;
   cfg.export_type = o.operator_export_type;
@@ -119,7 +113,17 @@ Exported run_export(const Traceable& model, const std::vector<torch::Tensor>& ar
                       check_error + "\nThis is a bug in a symbolic function; please report it.");
   return ex;
 }
+}  // namespace detail
 
+namespace {
+detail::Exported run_export(const Traceable& model, const std::vector<torch::Tensor>& args,
+                            const ExportOptions& o) {
+  detail::validate_options(o);
+  StageTimer timer;
+  detail::TraceResult tr = detail::trace(model, args, o.training, o.dynamic_axes, o.input_names);
+  timer.lap("trace");
+  return detail::finish_export(std::move(tr), o);
+}
 }  // namespace
 
 ir::Model export_to_model(const Traceable& model, const std::vector<torch::Tensor>& args,
@@ -134,7 +138,14 @@ ExportSummary export_traceable(const Traceable& model, const std::vector<torch::
   fs::path dir = fs::path(path).parent_path();
   if (!dir.empty() && !fs::is_directory(dir))
     throw ExportError("cannot write '" + path + "': folder '" + dir.string() + "' does not exist");
-  Exported ex = run_export(model, args, options);
+  detail::Exported ex = run_export(model, args, options);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return detail::write_exported(std::move(ex), path, options, seconds);
+}
+
+namespace detail {
+ExportSummary write_exported(Exported ex, const std::string& path, const ExportOptions& options, double seconds_so_far) {
+  auto t0 = std::chrono::steady_clock::now();
   StageTimer timer;
   try {
     save_model(ex.model, ex.proto, path);
@@ -149,8 +160,7 @@ ExportSummary export_traceable(const Traceable& model, const std::vector<torch::
   const ir::Graph& g = *ex.model.graph;
   for (const ir::Value* v : g.inputs())
     if (!g.is_initializer(v)) s.inputs.push_back({v->name(), v->type().value_or(ir::TensorType{})});
-  for (const ir::Value* v : g.outputs())
-    s.outputs.push_back({v->name(), v->type().value_or(ir::TensorType{})});
+  for (const ir::Value* v : g.outputs()) s.outputs.push_back({v->name(), v->type().value_or(ir::TensorType{})});
   for (const auto& n : g.nodes()) {
     ++s.op_counts[n->op_type()];
     ++s.num_nodes;
@@ -159,8 +169,9 @@ ExportSummary export_traceable(const Traceable& model, const std::vector<torch::
   for (const auto& [v, t] : g.initializers()) s.parameter_bytes += t.numel() * t.element_size();
   s.file_bytes = static_cast<int64_t>(fs::file_size(path));
   s.eager_outputs = std::move(ex.eager_outputs);
-  s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  s.seconds = seconds_so_far + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return s;
 }
+}  // namespace detail
 
 }  // namespace tonnx

@@ -213,8 +213,79 @@ std::vector<TracedParam> state_dict(const torch::nn::Module& root) {
   return out;
 }
 
-TraceResult trace(const Traceable& model, const std::vector<torch::Tensor>& args,
-                  TrainingMode mode) {
+std::string default_input_name(size_t index, size_t num_inputs) {
+  return num_inputs == 1 ? "input" : "input_" + std::to_string(index);
+}
+
+namespace {
+TraceResult trace_once(const Traceable& model, const std::vector<torch::Tensor>& args, TrainingMode mode);
+
+// Grows `t` along `axis` to `size` by repeating its leading slices: values stay in the
+// input's own domain (token ids stay valid ids).
+torch::Tensor grow(const torch::Tensor& t, int64_t axis, int64_t size) {
+  int64_t have = t.size(axis);
+  if (have == 0) {
+    std::vector<int64_t> shape = t.sizes().vec();
+    shape[axis] = size;
+    return torch::zeros(shape, t.options());
+  }
+  std::vector<torch::Tensor> parts{t};
+  int64_t total = have;
+  while (total < size) {
+    int64_t take = std::min(have, size - total);
+    parts.push_back(t.narrow(axis, 0, take));
+    total += take;
+  }
+  return torch::cat(parts, axis);
+}
+}  // namespace
+
+TraceResult trace(const Traceable& model, const std::vector<torch::Tensor>& args, TrainingMode mode,
+                  const std::map<std::string, std::map<int64_t, std::string>>& dynamic_axes,
+                  const std::vector<std::string>& input_names) {
+  TraceResult a = trace_once(model, args, mode);
+  // Which input axes are dynamic, grouped by symbol.
+  std::vector<DynamicDim> dims;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string name = i < input_names.size() ? input_names[i] : default_input_name(i, args.size());
+    auto it = dynamic_axes.find(name);
+    if (it == dynamic_axes.end()) continue;
+    for (const auto& [axis0, sym] : it->second) {
+      int64_t rank = args[i].dim();
+      int64_t axis = axis0 < 0 ? axis0 + rank : axis0;
+      if (axis < 0 || axis >= rank)
+        throw ExportError("dynamic_axes for '" + name + "': axis " + std::to_string(axis0) +
+                          " is out of range for an input of rank " + std::to_string(rank));
+      auto d = std::find_if(dims.begin(), dims.end(), [&](const DynamicDim& x) { return x.symbol == sym; });
+      if (d == dims.end()) {
+        dims.push_back({sym, {}, args[i].size(axis), 0});
+        d = dims.end() - 1;
+      } else if (d->size_a != args[i].size(axis)) {
+        throw ExportError("dynamic axis '" + sym + "' has size " + std::to_string(d->size_a) + " in one input and " +
+                          std::to_string(args[i].size(axis)) + " in '" + name + "'; the example inputs must agree");
+      }
+      d->uses.push_back({i, axis});
+    }
+  }
+  if (dims.empty()) return a;
+  // Second trace: each symbol grows by a different amount so that products stay distinct.
+  for (size_t k = 0; k < dims.size(); ++k) dims[k].size_b = dims[k].size_a + static_cast<int64_t>(k) + 1;
+  std::vector<torch::Tensor> args_b = args;
+  for (const auto& d : dims)
+    for (const auto& [i, axis] : d.uses) args_b[i] = grow(args_b[i], axis, d.size_b);
+  TraceResult b;
+  try {
+    b = trace_once(model, args_b, mode);
+  } catch (const ExportError& e) {
+    throw ExportError(std::string("dynamic_axes: the model could not be traced a second time at other sizes of "
+                                  "the dynamic axes (each grown by one or more): ") + e.what());
+  }
+  generalize_sizes(a, b, dims);
+  return a;
+}
+
+namespace {
+TraceResult trace_once(const Traceable& model, const std::vector<torch::Tensor>& args, TrainingMode mode) {
   if (!model.forward) throw ExportError("the model to export has no forward function");
   for (size_t i = 0; i < args.size(); ++i)
     if (!args[i].defined())
@@ -291,6 +362,7 @@ TraceResult trace(const Traceable& model, const std::vector<torch::Tensor>& args
   jit::EliminateDeadCode(result.graph);
   return result;
 }
+}  // namespace
 
 }  // namespace detail
 

@@ -3,6 +3,10 @@
 
 #include <torch/csrc/jit/ir/ir.h>
 
+#include <map>
+
+#include <map>
+
 #include "export/converter.h"
 #include "tonnx/export.h"
 
@@ -19,7 +23,24 @@ struct TraceResult {
 // Tensors shared between modules appear once, under their first name.
 std::vector<TracedParam> state_dict(const torch::nn::Module& root);
 
-TraceResult trace(const Traceable& model, const std::vector<torch::Tensor>& args,
-                  TrainingMode mode);
+// Traces the model. With dynamic axes on the inputs, the model is traced a second time at
+// other sizes of those axes, and every constant of the first trace that changed with them
+// is replaced by arithmetic on the inputs' sizes (see dynamic.cpp).
+TraceResult trace(const Traceable& model, const std::vector<torch::Tensor>& args, TrainingMode mode,
+                  const std::map<std::string, std::map<int64_t, std::string>>& dynamic_axes = {},
+                  const std::vector<std::string>& input_names = {});
+
+// The name a graph input gets when input_names does not name it.
+std::string default_input_name(size_t index, size_t num_inputs);
+
+// A symbolic dim: where it occurs among the user inputs, and its sizes in two traces.
+struct DynamicDim {
+  std::string symbol;
+  std::vector<std::pair<size_t, int64_t>> uses;  // (user input index, axis)
+  int64_t size_a = 0, size_b = 0;
+};
+// Rewrites `a` so that constants that differ between traces a and b (taken at other sizes
+// of the dynamic axes) are computed from the inputs' shapes.
+void generalize_sizes(TraceResult& a, const TraceResult& b, const std::vector<DynamicDim>& dims);
 
 }  // namespace tonnx::detail

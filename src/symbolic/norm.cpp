@@ -76,12 +76,13 @@ TONNX_SYMBOLIC("aten::group_norm", 9, [](SymbolicContext& g) -> Outputs {
   int64_t groups = g.i(1);
   double eps = g.f(4);
   at::ScalarType dt = g.scalar_type(0);
-  Value* r = g.op("Reshape", {x, g.constant_ints({s[0], groups, -1})});
+  // 0 copies the batch dim, so the graph works for any batch size.
+  Value* r = g.op("Reshape", {x, g.constant_ints({0, groups, -1})});
   Value* mean = reduce(g, "ReduceMean", r, std::vector<int64_t>{2}, true);
   Value* c = g.op("Sub", {r, mean});
   Value* var = reduce(g, "ReduceMean", g.op("Mul", {c, c}), std::vector<int64_t>{2}, true);
   Value* y = g.op("Div", {c, g.op("Sqrt", {g.op("Add", {var, g.constant_scalar(eps, dt)})})});
-  y = g.op("Reshape", {y, g.constant_ints(s)});
+  y = g.op("Reshape", {y, g.op("Shape", {x})});
   std::vector<int64_t> bshape(s.size(), 1);
   bshape[1] = s[1];
   if (!g.is_none(2)) y = g.op("Mul", {y, g.op("Reshape", {g.input(2), g.constant_ints(bshape)})});

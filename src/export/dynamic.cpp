@@ -1,0 +1,156 @@
+// Dynamic axes for C++ traces. LibTorch's C++ Tensor::size() does not go through the
+// dispatcher, so a trace records the sizes it saw as constants (Python's tracer records
+// aten::size instead). tonnx traces a second time with the dynamic axes grown, compares
+// the two graphs node by node, and replaces every integer constant that changed by the
+// arithmetic on the inputs' sizes that explains both values (d, c*d, c*d1*d2, d + c,
+// c*d + e). The rewritten graph uses aten::size/mul/add, which convert to Shape, Gather,
+// Mul and Add: the ONNX graph then computes those sizes at run time.
+#include <torch/csrc/jit/ir/constants.h>
+#include <torch/csrc/jit/ir/ir.h>
+
+#include <optional>
+#include <sstream>
+
+#include "export/trace.h"
+
+namespace tonnx::detail {
+namespace jit = torch::jit;
+
+namespace {
+
+// value = coef * prod(dims[syms]) + offset
+struct Expr {
+  std::vector<size_t> syms;
+  int64_t coef = 1, offset = 0;
+};
+
+std::optional<Expr> explain(int64_t va, int64_t vb, const std::vector<DynamicDim>& dims) {
+  const size_t n = dims.size();
+  for (size_t k = 0; k < n; ++k)
+    if (va == dims[k].size_a && vb == dims[k].size_b) return Expr{{k}, 1, 0};
+  for (size_t k = 0; k < n; ++k) {
+    int64_t a = dims[k].size_a, b = dims[k].size_b;
+    if (a != 0 && va % a == 0 && vb == b * (va / a)) return Expr{{k}, va / a, 0};
+  }
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = i; j < n; ++j) {
+      int64_t pa = dims[i].size_a * dims[j].size_a, pb = dims[i].size_b * dims[j].size_b;
+      if (pa != 0 && va % pa == 0 && vb == pb * (va / pa)) return Expr{{i, j}, va / pa, 0};
+    }
+  for (size_t k = 0; k < n; ++k) {
+    int64_t a = dims[k].size_a, b = dims[k].size_b;
+    if ((vb - va) % (b - a) == 0) {
+      int64_t c = (vb - va) / (b - a);
+      if (c != 0) return Expr{{k}, c, va - c * a};
+    }
+  }
+  return std::nullopt;
+}
+
+std::string describe_use(const jit::Value* v) {
+  std::ostringstream os;
+  for (const jit::Use& u : v->uses()) {
+    os << u.user->kind().toQualString();
+    auto* n = const_cast<jit::Node*>(u.user);
+    if (n->scope() && !n->scope()->isBlank()) os << " (scope " << n->scope()->namesFromRoot() << ")";
+    break;
+  }
+  return os.str();
+}
+
+class Rewriter {
+ public:
+  Rewriter(TraceResult& a, const std::vector<DynamicDim>& dims) : g_(*a.graph), dims_(dims) {}
+
+  // The jit value computing `e` from the inputs' sizes, inserted at the current point.
+  jit::Value* emit(const Expr& e) {
+    jit::Value* v = nullptr;
+    for (size_t s : e.syms) {
+      jit::Value* d = size_of(s);
+      v = v ? g_.insert(c10::aten::mul, {v, d}) : d;
+    }
+    if (e.coef != 1) v = g_.insert(c10::aten::mul, {v, g_.insertConstant(e.coef)});
+    if (e.offset != 0) v = g_.insert(c10::aten::add, {v, g_.insertConstant(e.offset)});
+    return v;
+  }
+
+ private:
+  jit::Value* size_of(size_t sym) {
+    const auto& [input, axis] = dims_[sym].uses.front();
+    return g_.insert(c10::aten::size, {g_.inputs()[input], g_.insertConstant(axis)});
+  }
+  jit::Graph& g_;
+  const std::vector<DynamicDim>& dims_;
+};
+
+[[noreturn]] void cannot(const jit::Value* v, const std::string& what) {
+  throw ExportError("dynamic_axes: " + what + " (used by " + describe_use(v) +
+                    "). Compute such values from tensor ops, or export with static shapes");
+}
+
+}  // namespace
+
+void generalize_sizes(TraceResult& a, const TraceResult& b, const std::vector<DynamicDim>& dims) {
+  std::vector<jit::Node*> na(a.graph->nodes().begin(), a.graph->nodes().end());
+  std::vector<jit::Node*> nb(b.graph->nodes().begin(), b.graph->nodes().end());
+  auto structure_error = [&](size_t i) {
+    std::string where = i < na.size() ? na[i]->kind().toQualString() : std::string("the end of the graph");
+    throw ExportError("dynamic_axes: the model records different ops when the dynamic axes change size (first at " +
+                      where + ", node " + std::to_string(i) +
+                      "): its control flow depends on them, so one trace cannot represent it");
+  };
+  if (na.size() != nb.size()) structure_error(std::min(na.size(), nb.size()));
+  Rewriter rw(a, dims);
+  for (size_t i = 0; i < na.size(); ++i) {
+    jit::Node* x = na[i];
+    if (x->kind() != nb[i]->kind() || x->inputs().size() != nb[i]->inputs().size()) structure_error(i);
+    if (x->kind() != c10::prim::Constant || !x->hasUses()) continue;
+    auto va = jit::toIValue(x->output()), vb = jit::toIValue(nb[i]->output());
+    if (!va || !vb) continue;
+    if (va->isInt() && vb->isInt()) {
+      if (va->toInt() == vb->toInt()) continue;
+      auto e = explain(va->toInt(), vb->toInt(), dims);
+      if (!e) cannot(x->output(), "the size " + std::to_string(va->toInt()) + " changes with the dynamic axes but is not a product of them");
+      jit::WithInsertPoint guard(x->next());
+      x->output()->replaceAllUsesWith(rw.emit(*e));
+      continue;
+    }
+    if (va->isIntList() && vb->isIntList()) {
+      auto la = va->toIntVector(), lb = vb->toIntVector();
+      if (la == lb) continue;
+      if (la.size() != lb.size()) cannot(x->output(), "a list of sizes changes length with the dynamic axes");
+      jit::WithInsertPoint guard(x->next());
+      std::vector<jit::Value*> elems;
+      for (size_t k = 0; k < la.size(); ++k) {
+        if (la[k] == lb[k]) {
+          elems.push_back(a.graph->insertConstant(la[k]));
+          continue;
+        }
+        auto e = explain(la[k], lb[k], dims);
+        if (!e) cannot(x->output(), "the size " + std::to_string(la[k]) + " changes with the dynamic axes but is not a product of them");
+        elems.push_back(rw.emit(*e));
+      }
+      jit::Node* list = a.graph->insertNode(a.graph->createList(c10::IntType::get(), elems));
+      x->output()->replaceAllUsesWith(list->output());
+      continue;
+    }
+    if (va->isTensor() && vb->isTensor()) {
+      const at::Tensor &ta = va->toTensor(), &tb = vb->toTensor();
+      if (ta.sizes() == tb.sizes() && ta.scalar_type() == tb.scalar_type() && at::equal(ta, tb)) continue;
+      if (ta.dim() == 0 && tb.dim() == 0 && !at::isFloatingType(ta.scalar_type())) {
+        auto e = explain(ta.item<int64_t>(), tb.item<int64_t>(), dims);
+        if (e) {
+          jit::WithInsertPoint guard(x->next());
+          jit::Value* v = rw.emit(*e);
+          x->output()->replaceAllUsesWith(a.graph->insert(c10::prim::NumToTensor, {v}));
+          continue;
+        }
+      }
+      cannot(x->output(), "a constant tensor of shape " + c10::str(ta.sizes()) + " changes with the dynamic axes");
+    }
+    if (va->isDouble() && vb->isDouble() && va->toDouble() != vb->toDouble())
+      cannot(x->output(), "the number " + std::to_string(va->toDouble()) + " changes with the dynamic axes");
+  }
+}
+
+}  // namespace tonnx::detail

@@ -1,0 +1,27 @@
+// The export pipeline after the frontend: a traced (or loaded) TorchScript graph whose inputs
+// are the user inputs followed by the parameters goes through conversion, passes, checks,
+// printing and writing. Shared by the C++-module tracer and the TorchScript frontend.
+#pragma once
+
+#include <torch/csrc/jit/ir/ir.h>
+
+#include "export/trace.h"
+#include "tonnx/export.h"
+
+namespace tonnx::detail {
+
+struct Exported {
+  ir::Model model;
+  onnx::ModelProto proto;  // checked skeleton (weights are streamed when written)
+  std::vector<torch::Tensor> eager_outputs;
+};
+
+void validate_options(const ExportOptions& o);
+
+// Converts, optimizes and checks a frontend's graph; prints it when o.verbose.
+Exported finish_export(TraceResult tr, const ExportOptions& o);
+
+// Writes an Exported atomically to `path` and summarizes it.
+ExportSummary write_exported(Exported ex, const std::string& path, const ExportOptions& o, double seconds_so_far);
+
+}  // namespace tonnx::detail
