@@ -255,3 +255,34 @@ TEST_P(Ops9, RecurrentLayers) {
 
 }  // namespace
 }  // namespace tonnx::test
+
+namespace tonnx::test {
+namespace {
+
+TEST_P(Ops9, UnfoldAndIm2col) {
+  Tensor x = torch::randn({2, 9, 3});
+  check([](Tensor x) { return x.unfold(1, 3, 2); }, {x}, "unfold");
+  check([](Tensor x) { return x.unfold(-1, 2, 1); }, {x}, "unfold_last");
+  Tensor img = torch::randn({1, 2, 6, 7});
+  check([](Tensor x) { return F::unfold(x, F::UnfoldFuncOptions({2, 3}).stride(2).padding(1).dilation({1, 2})); }, {img}, "im2col");
+}
+
+TEST_P(Ops, NativeMultiHeadAttentionFastPath) {
+  // The fused op PyTorch records for MultiheadAttention in eval; torch.onnx 1.13 has no symbolic for it.
+  int64_t e = 8, h = 2;
+  Tensor qkv_w = torch::randn({3 * e, e}) * 0.3, qkv_b = torch::randn({3 * e}) * 0.1;
+  Tensor proj_w = torch::randn({e, e}) * 0.3, proj_b = torch::randn({e}) * 0.1;
+  auto mha = [=](Tensor q, Tensor mask) {
+    auto [out, w] = torch::_native_multi_head_attention(q, q, q, e, h, qkv_w, qkv_b, proj_w, proj_b, mask, true, true, 1);
+    return std::make_tuple(out, w);
+  };
+  Tensor mask = torch::tensor({{false, false, false, true}, {false, false, false, false}});
+  check(mha, {torch::randn({2, 4, e}), mask}, "native_mha", Tolerance{1e-3, 1e-5});
+  auto no_weights = [=](Tensor q) {
+    return std::get<0>(torch::_native_multi_head_attention(q, q, q, e, h, qkv_w, qkv_b, proj_w, proj_b, {}, false));
+  };
+  check(no_weights, {torch::randn({3, 5, e})}, "native_mha_no_weights");
+}
+
+}  // namespace
+}  // namespace tonnx::test
