@@ -1,6 +1,6 @@
 """bench/export: tonnx export time and peak RSS next to Python torch.onnx, in one run.
 
-For each zoo model, runs `build/tonnx export` and torch.onnx on the torchvision twin, each in
+For each zoo model, runs `build/tonnx export` and torch.onnx on its PyTorch twin, each in
 its own process (peak RSS from wait4), and prints the ratios. Usage:
     /usr/bin/python3 bench/export.py [build-dir] [model ...]
 Targets: tonnx time <= 0.2x torch.onnx; peak RSS <= model bytes + 300 MB.
@@ -19,6 +19,13 @@ MODELS = {  # zoo name -> (torchvision name, input shape)
     "vgg11": ("vgg11", "1x3x224x224"),
     "vgg16": ("vgg16", "1x3x224x224"),
     "vgg16_bn": ("vgg16_bn", "1x3x224x224"),
+    "densenet121": ("densenet121", "1x3x224x224"),
+    "inception_v3": ("inception_v3", "1x3x299x299"),
+    "dcgan_generator": ("dcgan_generator", "1x100x1x1"),
+    "dcgan_discriminator": ("dcgan_discriminator", "1x3x64x64"),
+    "super_resolution": ("super_resolution", "1x1x224x224"),
+    "word_language_model": ("word_language_model", "35x20,2x20x200,2x20x200"),
+    "word_language_model_gru": ("word_language_model_gru", "35x20,2x20x200"),
 }
 
 

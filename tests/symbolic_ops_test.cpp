@@ -286,3 +286,78 @@ TEST_P(Ops, NativeMultiHeadAttentionFastPath) {
 
 }  // namespace
 }  // namespace tonnx::test
+
+namespace tonnx::test {
+namespace {
+
+// Aten entry points that LibTorch's C++ functional API reaches only when called directly.
+TEST_P(Ops, DirectAtenEntryPoints) {
+  Tensor x = torch::randn({1, 2, 6, 7}), w = torch::randn({3, 2, 3, 3});
+  check([w](Tensor x) { return torch::conv2d(x, w, {}, 1, 1); }, {x}, "aten_conv2d");
+  check([](Tensor x) { return torch::conv1d(x, torch::ones({2, 2, 3})); }, {torch::randn({1, 2, 8})}, "aten_conv1d");
+  check([](Tensor x) { return torch::conv3d(x, torch::ones({1, 2, 2, 2, 2}) * 0.5); }, {torch::randn({1, 2, 3, 4, 5})}, "aten_conv3d");
+  check([w](Tensor x) { return torch::convolution(x, w, {}, {2, 1}, {0, 1}, {1, 1}, false, {0, 0}, 1); }, {x}, "aten_convolution");
+  check([](Tensor x) { return torch::conv_transpose1d(x, torch::ones({2, 3, 3}) * 0.3, {}, 2); }, {torch::randn({1, 2, 5})},
+        "aten_conv_transpose1d");
+  check([](Tensor x) { return torch::conv_transpose2d(x, torch::ones({2, 1, 2, 3}) * 0.3, {}, 1, 1); }, {x.narrow(1, 0, 2)},
+        "aten_conv_transpose2d");
+  check([](Tensor x) { return torch::conv_transpose3d(x, torch::ones({2, 1, 2, 2, 2}) * 0.3); }, {torch::randn({1, 2, 3, 3, 3})},
+        "aten_conv_transpose3d");
+  check([](Tensor x) { return torch::constant_pad_nd(x, {1, 0, 2, 2}, 3.5); }, {x}, "aten_constant_pad_nd");
+  check([](Tensor x) { return torch::reflection_pad2d(x, {1, 2, 2, 1}) + 0; }, {x}, "aten_reflection_pad2d");
+  check([](Tensor x) { return torch::reflection_pad1d(x, {2, 1}); }, {torch::randn({1, 2, 5})}, "aten_reflection_pad1d");
+  check([](Tensor x) { return torch::reflection_pad3d(x, {1, 1, 1, 1, 1, 1}); }, {torch::randn({1, 1, 3, 3, 3})},
+        "aten_reflection_pad3d");
+  check([](Tensor x) { return torch::replication_pad1d(x, {2, 1}); }, {torch::randn({1, 2, 5})}, "aten_replication_pad1d");
+  check([](Tensor x) { return torch::replication_pad2d(x, {0, 3, 1, 0}); }, {x}, "aten_replication_pad2d");
+  check([](Tensor x) { return torch::replication_pad3d(x, {1, 0, 0, 1, 1, 1}); }, {torch::randn({1, 1, 3, 3, 3})},
+        "aten_replication_pad3d");
+  check([](Tensor x) { return torch::_softmax(x, 1, false) + torch::_log_softmax(x, -1, false); }, {x}, "aten_softmax_internal");
+  check([](Tensor x) { return torch::_reshape_alias(x.contiguous(), {2, 42}, {42, 1}); }, {x}, "aten_reshape_alias");
+  check([](Tensor x) { return torch::_to_copy(x, torch::kDouble) + torch::clip(x, -1, 1).to(torch::kDouble); }, {x}, "aten_to_copy_clip");
+  check([](Tensor x) { return torch::rsub(x, 2.0, 3) + x.clone() + x.detach(); }, {x}, "aten_rsub_clone_detach");
+  check([](Tensor x) { return torch::concat({x, x}, -1); }, {x}, "aten_concat");
+  check([](Tensor x) { return torch::unsafe_split(x, 3, 3); }, {x}, "aten_unsafe_split");
+  check([](Tensor x) { return torch::frobenius_norm(x, {1, 2}); }, {x}, "aten_frobenius_norm");
+  check([](Tensor x) { return torch::alpha_dropout(x, 0.2, false) + torch::feature_alpha_dropout(x, 0.3, false); }, {x},
+        "aten_alpha_dropouts");
+  check([](Tensor x) { return x + torch::empty({7}).fill_(1) + torch::ones_like(x) + torch::full_like(x, 2.5); }, {x}, "aten_like");
+  check([](Tensor a, Tensor b) { return torch::logical_xor(a, b) | torch::bitwise_not(a); },
+        {torch::tensor({true, false, true}), torch::tensor({true, true, false})}, "aten_logical_xor_bitwise_not");
+  check([](Tensor x) { return torch::sinh(x) + torch::cosh(x) + torch::asinh(x) + torch::atanh(x * 0.5) + torch::acosh(x.abs() + 1); },
+        {torch::rand({6}) - 0.5}, "aten_hyperbolic");
+}
+
+TEST_P(Ops, PoolsAndInterpolationIn1dAnd3d) {
+  Tensor x1 = torch::randn({2, 3, 10}), x3 = torch::randn({1, 2, 4, 6, 6});
+  check([](Tensor x) { return torch::max_pool1d(x, 3, 2, 1) + torch::avg_pool1d(x, 3, 2, 1); }, {x1}, "pool1d");
+  check([](Tensor x) { return torch::max_pool3d(x, 2) + torch::avg_pool3d(x, 2); }, {x3}, "pool3d");
+  check([](Tensor x) { return torch::max_pool1d_with_indices(x, 2); }, {x1}, "pool1d_indices");
+  check([](Tensor x) { return torch::max_pool3d_with_indices(x, 2); }, {x3}, "pool3d_indices");
+  check([](Tensor x) { return torch::adaptive_avg_pool1d(x, 5) + std::get<0>(torch::adaptive_max_pool1d(x, 5)); }, {x1},
+        "adaptive1d");
+  check([](Tensor x) { return torch::adaptive_avg_pool3d(x, {2, 3, 1}) + std::get<0>(torch::adaptive_max_pool3d(x, {2, 3, 1})); },
+        {x3}, "adaptive3d");
+  namespace F = torch::nn::functional;
+  check([](Tensor x) { return F::interpolate(x, F::InterpolateFuncOptions().size(std::vector<int64_t>{15}).mode(torch::kNearest)); },
+        {x1}, "nearest1d");
+  check([](Tensor x) { return F::interpolate(x, F::InterpolateFuncOptions().size(std::vector<int64_t>{17}).mode(torch::kLinear)); },
+        {x1}, "linear1d");
+  check([](Tensor x) {
+    return F::interpolate(x, F::InterpolateFuncOptions().size(std::vector<int64_t>{5, 7, 9}).mode(torch::kNearest));
+  }, {x3}, "nearest3d");
+  check([](Tensor x) {
+    return F::interpolate(x, F::InterpolateFuncOptions().size(std::vector<int64_t>{5, 7, 9}).mode(torch::kTrilinear).align_corners(true));
+  }, {x3}, "trilinear3d");
+}
+
+TEST_P(Ops, RnnTanhDefault) {
+  torch::nn::RNN rnn(torch::nn::RNNOptions(3, 4).num_layers(2));
+  rnn->eval();
+  ExportOptions opt;
+  opt.opset_version = opset();
+  expect_export_matches(make_traceable(rnn), {torch::randn({5, 2, 3})}, opt, "rnn_tanh" + std::to_string(opset()));
+}
+
+}  // namespace
+}  // namespace tonnx::test

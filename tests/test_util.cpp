@@ -3,13 +3,33 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 
 #include "tonnx/backend.h"
+#include "export/emitted.h"
 #include "test_config.h"
 #include "tonnx/proto.h"
 
 namespace tonnx::test {
 namespace fs = std::filesystem;
+
+namespace {
+// TONNX_RECORD_EMITTED=FILE: record which ONNX ops each symbolic emits while the tests run,
+// and write them (aten op, opset, ONNX op) to FILE at the end: scripts/gen_docs.sh uses it.
+class RecordEmitted : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    if (std::getenv("TONNX_RECORD_EMITTED")) detail::set_emitted_recording(true);
+  }
+  void TearDown() override {
+    const char* path = std::getenv("TONNX_RECORD_EMITTED");
+    if (!path) return;
+    std::ofstream out(path);
+    for (const auto& r : detail::emitted_records()) out << r.aten_kind << "\t" << r.opset << "\t" << r.onnx_op << "\n";
+  }
+};
+const auto* const kRecordEmitted [[maybe_unused]] = ::testing::AddGlobalTestEnvironment(new RecordEmitted);
+}  // namespace
 
 std::string source_dir() {
   const char* s = std::getenv("TONNX_SOURCE_DIR");

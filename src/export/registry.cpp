@@ -33,7 +33,14 @@ const SymbolicFn* lookup(const std::map<std::string, std::map<int, SymbolicFn>>&
 }  // namespace
 
 namespace detail {
-bool register_builtin(const std::string& qualname, int since_opset, SymbolicFn fn) {
+void record_emitted(const std::string& aten_kind, int opset, const std::string& onnx_op);
+bool register_builtin(const std::string& qualname, int since_opset, SymbolicFn inner) {
+  // An invocation is recorded too (op ""), so symbolics that emit nothing (identities such
+  // as dropout in eval) count as exercised.
+  SymbolicFn fn = [inner](SymbolicContext& g) -> Outputs {
+    record_emitted(g.kind(), g.opset(), "");
+    return inner(g);
+  };
   Table& t = table();
   std::lock_guard<std::mutex> lock(t.mu);
   auto [it, inserted] = t.builtin[qualname].emplace(since_opset, std::move(fn));
@@ -109,3 +116,45 @@ int next_opset_with_symbolic(const std::string& qualname, int opset) {
 }
 
 }  // namespace tonnx
+
+#include <atomic>
+#include <set>
+
+#include "export/emitted.h"
+
+namespace tonnx::detail {
+namespace {
+std::atomic<bool> g_recording{false};
+struct Emitted {
+  std::mutex mu;
+  std::set<std::tuple<std::string, int, std::string>> records;
+};
+Emitted& emitted() {
+  static Emitted e;
+  return e;
+}
+}  // namespace
+
+void set_emitted_recording(bool on) { g_recording = on; }
+
+void record_emitted(const std::string& aten_kind, int opset, const std::string& onnx_op) {
+  if (!g_recording) return;
+  // In-place variants (relu_) are served by their functional twin's registration.
+  std::string kind = aten_kind;
+  if (kind.size() > 1 && kind.back() == '_' && kind[kind.size() - 2] != '_' &&
+      !find_symbolic(kind, opset))
+    kind.pop_back();
+  Emitted& e = emitted();
+  std::lock_guard<std::mutex> lock(e.mu);
+  e.records.emplace(kind, opset, onnx_op);
+}
+
+std::vector<EmittedRecord> emitted_records() {
+  Emitted& e = emitted();
+  std::lock_guard<std::mutex> lock(e.mu);
+  std::vector<EmittedRecord> out;
+  for (const auto& [k, o, op] : e.records) out.push_back({k, o, op});
+  return out;
+}
+
+}  // namespace tonnx::detail

@@ -3,6 +3,7 @@
 #include <torch/csrc/jit/ir/constants.h>
 
 #include "export/converter.h"
+#include "export/emitted.h"
 #include "tonnx/symbolic.h"
 
 namespace tonnx {
@@ -35,6 +36,7 @@ void check_arity(SymbolicContext& g, size_t expected) {
 
 ir::Value* SymbolicContext::op(const std::string& op_type, std::vector<ir::Value*> inputs,
                                std::vector<ir::Attr> attrs) {
+  detail::record_emitted(kind(), opset(), op_type);
   return c_.emit(op_type, std::move(inputs), std::move(attrs), 1, "")->output();
 }
 
@@ -43,6 +45,7 @@ std::vector<ir::Value*> SymbolicContext::op_n(const std::string& op_type,
                                               std::vector<ir::Attr> attrs, size_t n_outputs,
                                               const std::string& domain) {
   ir::Node* n = c_.emit(op_type, std::move(inputs), std::move(attrs), n_outputs, domain);
+  detail::record_emitted(kind(), opset(), op_type);
   return {n->outputs().begin(), n->outputs().end()};
 }
 

@@ -144,7 +144,6 @@ TONNX_SYMBOLIC("aten::mish", 9, [](SymbolicContext& g, Value* x) {
 TONNX_SYMBOLIC("aten::log_sigmoid", 9, [](SymbolicContext& g, Value* x) {
   return g.op("Neg", {g.op("Softplus", {g.op("Neg", {x})})});
 });
-TONNX_SYMBOLIC("aten::tanhshrink", 9, [](SymbolicContext& g, Value* x) { return g.op("Sub", {x, g.op("Tanh", {x})}); });
 TONNX_SYMBOLIC("aten::hardshrink", 9, [](SymbolicContext& g, Value* x, double lambd) {
   return g.op("Shrink", {x}, {{"lambd", lambd}, {"bias", 0.0f}});
 });
