@@ -10,6 +10,7 @@
 
 #include "backend/kernel.h"
 #include "cli/args.h"
+#include "cli/export_script.h"
 #include "tonnx/backend.h"
 #include "tonnx/check.h"
 #include "tonnx/export.h"
@@ -60,12 +61,17 @@ void parse_dynamic_axes(const std::string& s, ExportOptions& opt) {
 }
 
 const char* kExportHelp = R"(usage: tonnx export MODEL -o OUT.onnx [options]
+       tonnx export MODEL.pt -o OUT.onnx (--inputs in0.pb,... | --input-shape S) [options]
 
-Exports a zoo model (see `tonnx models`) to ONNX by tracing it with LibTorch.
+Exports a zoo model (see `tonnx models`) to ONNX by tracing it with LibTorch, or a
+TorchScript file (torch.jit.trace / torch.jit.script, MODEL ending in .pt or an existing
+file) with its control flow (opset 11+ for If/Loop).
 
 options:
   -o, --output PATH            the .onnx file to write (atomically; never left partial)
   --input-shape SHAPES         example input shapes, e.g. 10x3x224x224 (several: a,b)
+  --inputs a.pb,b.pb           TorchScript: example inputs as ONNX TensorProto files
+                               (dtypes and shapes kept: int64 tokens, bool masks...)
   --input-names a,b,...        names of the graph inputs, then of the parameters
   --output-names y,...         names of the graph outputs
   --opset N                    ONNX opset, 9 to 17 (default 17)
@@ -89,13 +95,14 @@ int cmd_export(const std::vector<std::string>& argv) {
     return 0;
   }
   Spec spec{{"-o", "--output", "--input-shape", "--input-names", "--output-names", "--opset",
-             "--seed", "--test-data", "--dynamic-axes"},
+             "--seed", "--test-data", "--dynamic-axes", "--inputs"},
             {"--verbose", "--no-constant-folding", "--no-export-params",
              "--keep-initializers-as-inputs", "--aten-fallback", "--training"},
             {}};
   Args a = parse_args(argv, spec);
   if (a.positional.size() != 1)
     throw UsageError("expected one MODEL name, got " + std::to_string(a.positional.size()));
+  if (is_torchscript_model(a.positional[0])) return cmd_export_script(argv);
   auto out = a.get("-o") ? a.get("-o") : a.get("--output");
   if (!out) throw UsageError("missing -o OUT.onnx");
   const models::ZooEntry& entry = models::find_model(a.positional[0]);

@@ -4,6 +4,7 @@
 
 #include <torch/csrc/jit/ir/ir.h>
 
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -41,7 +42,9 @@ class Converter {
   // --- used by SymbolicContext ---
   int opset() const { return cfg_.opset; }
   bool dynamic() const { return !cfg_.dynamic_axes.empty(); }
-  ir::Graph& graph() { return *model_.graph; }
+  // The graph being emitted into: the model's, or a subgraph of If/Loop while converting
+  // a block.
+  ir::Graph& graph() { return graphs_.empty() ? *model_.graph : *graphs_.back(); }
   ir::Node* emit(const std::string& op_type, std::vector<ir::Value*> inputs,
                  std::vector<ir::Attr> attrs, size_t n_outputs, const std::string& domain);
   ir::Value* tensor_of(const torch::jit::Value* v);
@@ -52,7 +55,23 @@ class Converter {
 
  private:
   void check_feasible();
+  void collect_missing(const torch::jit::Block* b, std::vector<std::string>& missing,
+                       std::set<std::string>& seen) const;
   void convert_node(const torch::jit::Node* n);
+  // Control flow (opset 11+): a block becomes an ir::Graph attribute. Values of enclosing
+  // scopes are referenced by name inside it.
+  void convert_if(const torch::jit::Node* n);
+  void convert_loop(const torch::jit::Node* n);
+  // Sets a converted block's outputs (after `first_outputs`) on the innermost subgraph,
+  // names its values and pops it with its binding scope.
+  std::shared_ptr<ir::Graph> finish_block(const torch::jit::Block* b,
+                                          const std::vector<ir::Value*>& first_outputs,
+                                          const std::string& name);
+  ir::Value* as_bool_scalar(ir::Value* v);
+  // Value bindings, one scope per block being converted (innermost last): a constant
+  // materialized inside a subgraph must not be reused outside it.
+  ir::Value* find_env(const torch::jit::Value* v) const;
+  void bind(const torch::jit::Value* v, ir::Value* to) { env_.back()[v] = to; }
   void bind_outputs(const torch::jit::Node* n, const Outputs& outs);
   void fallback_node(const torch::jit::Node* n, bool aten_node);
   bool structural(const torch::jit::Node* n) const;
@@ -61,8 +80,10 @@ class Converter {
   std::shared_ptr<torch::jit::Graph> jg_;
   ConvertConfig cfg_;
   ir::Model model_;
-  std::unordered_map<const torch::jit::Value*, ir::Value*> env_;
-  std::unordered_map<const torch::jit::Value*, std::vector<ir::Value*>> lists_;
+  std::vector<std::unordered_map<const torch::jit::Value*, ir::Value*>> env_{1};
+  std::vector<std::unordered_map<const torch::jit::Value*, std::vector<ir::Value*>>> lists_{1};
+  std::vector<std::shared_ptr<ir::Graph>> graphs_;  // subgraphs being built
+  int subgraph_count_ = 0;
   const torch::jit::Node* current_ = nullptr;
   bool uses_aten_domain_ = false;
 };

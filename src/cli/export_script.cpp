@@ -1,0 +1,116 @@
+// `tonnx export MODEL.pt ...`: exports a TorchScript file (traced or scripted) with example
+// inputs read from TensorProto files (--inputs, dtypes and shapes kept) or random float
+// inputs of given shapes (--input-shape).
+#include <torch/script.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "cli/args.h"
+#include "cli/export_script.h"
+#include "tonnx/proto.h"
+#include "tonnx/torchscript.h"
+
+namespace tonnx::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<int64_t> parse_shape(const std::string& one) {
+  std::vector<int64_t> dims;
+  for (const auto& d : split(one, 'x')) {
+    int64_t v = parse_int(d, "dimension");
+    if (v < 0) throw UsageError("--input-shape: dimension " + d + " is negative");
+    dims.push_back(v);
+  }
+  if (dims.empty()) throw UsageError("--input-shape: empty shape '" + one + "'");
+  return dims;
+}
+
+torch::Tensor read_input(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    throw UsageError("--inputs: '" + path + "' is not a file (expected an ONNX TensorProto .pb)");
+  try {
+    return tensor_from_proto(read_tensor_proto(path), fs::path(path).parent_path().string());
+  } catch (const std::exception& e) {
+    throw UsageError("--inputs: cannot read '" + path + "' as an ONNX TensorProto: " + e.what());
+  }
+}
+
+}  // namespace
+
+bool is_torchscript_model(const std::string& model) {
+  std::error_code ec;
+  bool pt = model.size() > 3 && model.compare(model.size() - 3, 3, ".pt") == 0;
+  return pt || fs::is_regular_file(model, ec);
+}
+
+int cmd_export_script(const std::vector<std::string>& argv) {
+  Spec spec{{"-o", "--output", "--inputs", "--input-shape", "--input-names", "--output-names",
+             "--opset", "--seed", "--test-data", "--dynamic-axes"},
+            {"--verbose", "--no-constant-folding", "--no-export-params",
+             "--keep-initializers-as-inputs", "--aten-fallback", "--training"},
+            {}};
+  Args a = parse_args(argv, spec);
+  if (a.positional.size() != 1)
+    throw UsageError("expected one MODEL, got " + std::to_string(a.positional.size()));
+  const std::string model = a.positional[0];
+  auto out = a.get("-o") ? a.get("-o") : a.get("--output");
+  if (!out) throw UsageError("missing -o OUT.onnx");
+  if (a.has("--inputs") == a.has("--input-shape"))
+    throw UsageError(
+        "a TorchScript model needs example inputs: give either --inputs "
+        "in0.pb,in1.pb (ONNX TensorProto files) or --input-shape 1x3x224x224");
+
+  ExportOptions opt;
+  if (auto v = a.get("--opset")) opt.opset_version = static_cast<int>(parse_int(*v, "--opset"));
+  if (opt.opset_version < kMinOpset || opt.opset_version > kMaxOpset)
+    throw UsageError("--opset " + std::to_string(opt.opset_version) + " is out of range: use " +
+                     std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset));
+  if (auto v = a.get("--input-names")) opt.input_names = split(*v, ',');
+  if (auto v = a.get("--output-names")) opt.output_names = split(*v, ',');
+  if (auto v = a.get("--dynamic-axes")) {
+    for (const auto& entry : split(*v, ';')) {
+      auto colon = entry.find(':');
+      if (colon == std::string::npos)
+        throw UsageError("--dynamic-axes entry '" + entry + "' is not NAME:AXIS[,AXIS...]");
+      std::vector<int64_t> axes;
+      for (const auto& x : split(entry.substr(colon + 1), ','))
+        axes.push_back(parse_int(x, "axis"));
+      add_dynamic_axes(opt, entry.substr(0, colon), axes);
+    }
+  }
+  opt.verbose = a.has("--verbose");
+  opt.do_constant_folding = !a.has("--no-constant-folding");
+  opt.export_params = !a.has("--no-export-params");
+  opt.keep_initializers_as_inputs = a.has("--keep-initializers-as-inputs");
+  if (a.has("--aten-fallback")) opt.operator_export_type = OperatorExportTypes::ONNX_ATEN_FALLBACK;
+  if (a.has("--training")) opt.training = TrainingMode::TRAINING;
+
+  std::vector<torch::Tensor> inputs;
+  if (auto v = a.get("--inputs")) {
+    for (const auto& p : split(*v, ',')) inputs.push_back(read_input(p));
+  } else {
+    uint64_t seed = 0;
+    if (auto s = a.get("--seed")) seed = static_cast<uint64_t>(parse_int(*s, "--seed"));
+    torch::manual_seed(seed);
+    for (const auto& one : split(*a.get("--input-shape"), ','))
+      inputs.push_back(torch::randn(parse_shape(one)));
+  }
+
+  torch::jit::Module m = load_torchscript(model);
+  ExportSummary s = export_model(m, inputs, *out, opt);
+  if (auto dir = a.get("--test-data")) {
+    TestDataSet set;
+    set.inputs = inputs;
+    set.outputs = s.eager_outputs;
+    for (const auto& i : s.inputs) set.input_names.push_back(i.name);
+    for (const auto& o : s.outputs) set.output_names.push_back(o.name);
+    write_test_data(*dir, set);
+  }
+  std::cout << s.str();
+  return 0;
+}
+
+}  // namespace tonnx::cli

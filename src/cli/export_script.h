@@ -1,0 +1,14 @@
+// `tonnx export MODEL.pt`: the TorchScript path of the export command.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tonnx::cli {
+
+// True when MODEL names a TorchScript file (ends in .pt, or is an existing file).
+bool is_torchscript_model(const std::string& model);
+// Runs the export of a TorchScript file; argv as for cmd_export.
+int cmd_export_script(const std::vector<std::string>& argv);
+
+}  // namespace tonnx::cli

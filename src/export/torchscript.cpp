@@ -1,0 +1,464 @@
+// The TorchScript frontend: a loaded torch::jit::Module's forward graph, inlined, with its
+// attribute reads (prim::GetAttr on self) turned into parameter inputs named by attribute
+// path, module scopes from the inlined call stacks, and tensor types observed by running
+// the graph on the example inputs. The result goes through the same pipeline as a C++ trace.
+#include "tonnx/torchscript.h"
+
+#include <torch/csrc/jit/ir/ir.h>
+#include <torch/csrc/jit/passes/constant_propagation.h>
+#include <torch/csrc/jit/passes/dead_code_elimination.h>
+#include <torch/csrc/jit/passes/inliner.h>
+#include <torch/csrc/jit/passes/lower_tuples.h>
+#include <torch/csrc/jit/runtime/interpreter.h>
+#include <torch/script.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <unordered_map>
+
+#include "export/converter.h"
+#include "export/pipeline.h"
+#include "export/trace.h"
+
+namespace tonnx {
+namespace fs = std::filesystem;
+namespace jit = torch::jit;
+
+namespace {
+
+std::string first_line(const std::string& s) {
+  std::string line = s.substr(0, s.find('\n'));
+  return line.size() > 300 ? line.substr(0, 300) + "..." : line;
+}
+
+// TorchScript errors end with the Python-style message after a traceback.
+std::string last_line(const std::string& s) {
+  size_t end = s.find_last_not_of("\n ");
+  if (end == std::string::npos) return s;
+  size_t start = s.rfind('\n', end);
+  return first_line(s.substr(start == std::string::npos ? 0 : start + 1,
+                             end + 1 - (start == std::string::npos ? 0 : start + 1)));
+}
+
+// "__torch__.torchvision.models.resnet.___torch_mangle_3.BasicBlock" -> "BasicBlock".
+std::string class_short_name(const c10::ClassTypePtr& t) {
+  if (!t || !t->name()) return "Module";
+  return t->name()->name();
+}
+
+struct ParamSlot {
+  std::string name;
+  at::Tensor tensor;
+};
+
+// Parameters then buffers of each module, modules in pre-order: Python's state_dict order,
+// which the C++ path's TracedParam list also follows. Shared tensors keep their first name.
+void collect_params(const c10::intrusive_ptr<c10::ivalue::Object>& obj, const std::string& prefix,
+                    std::vector<ParamSlot>& out,
+                    std::unordered_map<const c10::TensorImpl*, size_t>& index) {
+  const c10::ClassTypePtr& type = obj->type();
+  auto add = [&](size_t slot) {
+    const c10::IValue& v = obj->getSlot(slot);
+    if (!v.isTensor() || !v.toTensor().defined()) return;
+    const at::Tensor& t = v.toTensor();
+    if (index.count(t.unsafeGetTensorImpl())) return;
+    index[t.unsafeGetTensorImpl()] = out.size();
+    out.push_back({prefix + type->getAttributeName(slot), t});
+  };
+  for (size_t i = 0; i < type->numAttributes(); ++i)
+    if (type->is_parameter(i)) add(i);
+  for (size_t i = 0; i < type->numAttributes(); ++i)
+    if (type->is_buffer(i)) add(i);
+  for (size_t i = 0; i < type->numAttributes(); ++i) {
+    auto sub = type->getAttribute(i)->cast<c10::ClassType>();
+    const c10::IValue& v = obj->getSlot(i);
+    if (sub && sub->is_module() && v.isObject())
+      collect_params(v.toObject(), prefix + type->getAttributeName(i) + ".", out, index);
+  }
+}
+
+// Module scopes from the call stacks Inline leaves on each node:
+// ResNet/Sequential[layer1]/BasicBlock[0]/Conv2d[conv1].
+void set_scopes(jit::Block* block, const jit::ScopePtr& root) {
+  for (jit::Node* n : block->nodes()) {
+    jit::ScopePtr scope = root;
+    if (auto cs = n->callstack()) {
+      for (const auto& entry : (*cs)->vec()) {
+        const auto& info = std::get<jit::kModuleInstanceInfo>(entry);
+        if (!info) continue;
+        std::string inst = info->instance_name();
+        // Call stacks name the root "self" frame too; it is the root scope itself.
+        if (inst.empty() || inst == "self") continue;
+        scope = scope->push(
+            c10::Symbol::scope(class_short_name(info->class_type()) + "[" + inst + "]"));
+      }
+    }
+    n->setScope(scope);
+    for (jit::Block* b : n->blocks()) set_scopes(b, root);
+  }
+}
+
+// Replaces prim::GetAttr chains rooted at `self` by parameter inputs (tensors that are
+// parameters or buffers), constants (other tensors, numbers, bools, strings, None) or, for
+// submodules, nothing (their attribute reads are resolved through the chain).
+class AttrResolver {
+ public:
+  AttrResolver(jit::Graph& g, jit::Value* self, const c10::intrusive_ptr<c10::ivalue::Object>& root,
+               const std::unordered_map<const c10::TensorImpl*, size_t>& param_index,
+               size_t first_param_input)
+      : g_(g), self_(self), param_index_(param_index), first_param_(first_param_input) {
+    objects_[self] = {c10::IValue(root), ""};
+  }
+
+  void run(jit::Block* block) {
+    for (auto it = block->nodes().begin(); it != block->nodes().end(); ++it) {
+      jit::Node* n = *it;
+      for (jit::Block* b : n->blocks()) run(b);
+      if (n->kind() == c10::prim::GetAttr) resolve(n);
+    }
+  }
+
+  void remove_dead() {
+    for (auto it = getattrs_.rbegin(); it != getattrs_.rend(); ++it)
+      if (!(*it)->output()->hasUses()) (*it)->destroy();
+  }
+
+ private:
+  struct Obj {
+    c10::IValue value;
+    std::string path;
+  };
+
+  void resolve(jit::Node* n) {
+    getattrs_.push_back(n);
+    auto parent = objects_.find(n->input());
+    if (parent == objects_.end()) return;  // not rooted at self: left to the checks below
+    const std::string name = n->s(c10::attr::name);
+    const Obj& p = parent->second;
+    if (!p.value.isObject())
+      throw ExportError("attribute '" + name + "' is read from '" + p.path +
+                        "', which is not a module");
+    c10::IValue v = p.value.toObject()->getAttr(name);
+    std::string path = p.path.empty() ? name : p.path + "." + name;
+    if (v.isObject()) {
+      objects_[n->output()] = {v, path};
+      return;
+    }
+    jit::Value* replacement = nullptr;
+    if (v.isTensor() && v.toTensor().defined()) {
+      auto idx = param_index_.find(v.toTensor().unsafeGetTensorImpl());
+      if (idx != param_index_.end()) replacement = g_.inputs()[first_param_ + idx->second];
+    }
+    if (!replacement) {
+      if (v.isTensor()) v = v.toTensor().detach();
+      jit::WithInsertPoint guard(n);
+      auto c = g_.insertConstant(v);  // numbers, bools, strings, None, plain tensors
+      replacement = c;
+      (void)replacement;
+    }
+    n->output()->replaceAllUsesWith(replacement);
+  }
+
+  jit::Graph& g_;
+  jit::Value* self_;
+  const std::unordered_map<const c10::TensorImpl*, size_t>& param_index_;
+  size_t first_param_;
+  std::unordered_map<const jit::Value*, Obj> objects_;
+  std::vector<jit::Node*> getattrs_;
+};
+
+// What a tensor value looked like on every run of its definition.
+struct Observed {
+  at::ScalarType dtype = at::ScalarType::Undefined;
+  std::vector<std::optional<int64_t>> sizes;
+  bool rank_varies = false, dtype_varies = false, seen = false;
+  void add(const at::Tensor& t) {
+    std::vector<std::optional<int64_t>> s(t.sizes().begin(), t.sizes().end());
+    if (!seen) {
+      dtype = t.scalar_type();
+      sizes = s;
+      seen = true;
+      return;
+    }
+    if (dtype != t.scalar_type()) dtype_varies = true;
+    if (sizes.size() != s.size()) {
+      rank_varies = true;
+      return;
+    }
+    for (size_t i = 0; i < s.size(); ++i)
+      if (sizes[i] != s[i]) sizes[i] = std::nullopt;
+  }
+  c10::TypePtr type() const {
+    c10::optional<at::ScalarType> dt;
+    if (!dtype_varies) dt = dtype;
+    c10::Device cpu(at::kCPU);
+    if (rank_varies) return c10::TensorType::create(dt, cpu, c10::optional<size_t>(), false);
+    std::vector<c10::optional<int64_t>> dims;
+    for (const auto& d : sizes) dims.push_back(d ? c10::optional<int64_t>(*d) : c10::nullopt);
+    return c10::TensorType::create(dt, cpu, c10::VaryingShape<int64_t>(dims),
+                                   c10::VaryingShape<int64_t>(dims.size()), false);
+  }
+};
+
+bool is_tensor_type(const jit::Value* v) { return v->type()->cast<c10::TensorType>() != nullptr; }
+
+// Runs the graph once on the example inputs with a profiling node after every tensor value,
+// then sets each value's type to what was observed (sizes that varied between loop
+// iterations become unknown). Values on paths the inputs did not take get dtypes from a
+// simple forward rule afterwards.
+std::vector<c10::IValue> observe_types(const std::shared_ptr<jit::Graph>& g,
+                                       const std::vector<c10::IValue>& inputs) {
+  std::unordered_map<const jit::Value*, Observed> seen;
+  std::vector<jit::Node*> probes;
+  auto probe = [&](jit::Value* v, jit::Node* insert_before, jit::Block* block_start) {
+    if (!is_tensor_type(v)) return;
+    auto* pn = new jit::ProfileIValueOp(g.get(), nullptr);
+    jit::Value* out = pn->addOutput();
+    out->setType(v->type());
+    const jit::Value* key = v;
+    pn->setCallback([key, &seen](std::vector<c10::IValue>& stack) {
+      stack.pop_back();  // the frame id
+      const c10::IValue& t = stack.back();
+      if (t.isTensor() && t.toTensor().defined()) seen[key].add(t.toTensor());
+    });
+    v->replaceAllUsesWith(out);
+    pn->addInput(v);
+    if (insert_before)
+      pn->insertBefore(insert_before);
+    else
+      block_start->prependNode(pn);
+    probes.push_back(pn);
+  };
+  std::function<void(jit::Block*)> instrument = [&](jit::Block* b) {
+    for (jit::Value* in : b->inputs()) probe(in, nullptr, b);
+    for (auto it = b->nodes().begin(); it != b->nodes().end(); ++it) {
+      jit::Node* n = *it;
+      if (n->kind() == c10::prim::profile_ivalue) continue;
+      for (jit::Block* sub : n->blocks()) instrument(sub);
+      jit::Node* next = n->next();
+      for (jit::Value* o : n->outputs()) probe(o, next, nullptr);
+    }
+  };
+  instrument(g->block());
+  std::vector<c10::IValue> stack = inputs;
+  std::string error;
+  try {
+    jit::Code code(g, "forward");
+    jit::InterpreterState state(code);
+    state.run(stack);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  for (jit::Node* pn : probes) {
+    pn->output()->replaceAllUsesWith(pn->input());
+    pn->destroy();
+  }
+  if (!error.empty())
+    throw ExportError("running forward's graph on the example inputs failed: " + first_line(error));
+  for (auto& [v, o] : seen) const_cast<jit::Value*>(v)->setType(o.type());
+  return stack;
+}
+
+// Ops whose result has the same dtype as their first tensor input (used for values on
+// paths the example inputs did not take). Comparisons give bool.
+void infer_unobserved(jit::Block* b) {
+  static const std::set<std::string> kBool = {
+      "aten::eq",         "aten::ne",    "aten::lt",          "aten::le",
+      "aten::gt",         "aten::ge",    "aten::logical_not", "aten::logical_and",
+      "aten::logical_or", "aten::isnan", "aten::any",         "aten::all"};
+  for (jit::Node* n : b->nodes()) {
+    for (jit::Block* sub : n->blocks()) infer_unobserved(sub);
+    for (jit::Value* o : n->outputs()) {
+      auto tt = o->type()->cast<c10::TensorType>();
+      if (!tt || tt->scalarType()) continue;
+      std::string kind = n->kind().toQualString();
+      if (kBool.count(kind)) {
+        o->setType(tt->withScalarType(at::kBool));
+        continue;
+      }
+      std::optional<at::ScalarType> dt;
+      for (const jit::Value* in : n->inputs()) {
+        auto it = in->type()->cast<c10::TensorType>();
+        if (!it || !it->scalarType()) continue;
+        dt = dt ? at::promoteTypes(*dt, *it->scalarType()) : *it->scalarType();
+      }
+      if (dt) o->setType(tt->withScalarType(*dt));
+    }
+  }
+}
+
+void flatten_ivalue(const c10::IValue& v, std::vector<torch::Tensor>& out) {
+  if (v.isTensor()) {
+    out.push_back(v.toTensor());
+  } else if (v.isTuple()) {
+    for (const auto& e : v.toTupleRef().elements()) flatten_ivalue(e, out);
+  } else if (v.isList()) {
+    for (const auto& e : v.toListRef()) flatten_ivalue(e, out);
+  } else if (v.isInt()) {
+    out.push_back(at::scalar_tensor(v.toInt(), at::kLong));
+  } else if (v.isDouble()) {
+    out.push_back(at::scalar_tensor(v.toDouble(), at::kFloat));
+  } else if (v.isBool()) {
+    out.push_back(at::scalar_tensor(v.toBool(), at::kBool));
+  } else {
+    throw ExportError("forward returns a " + v.tagKind() +
+                      "; tonnx exports tensors, numbers, and tuples or lists of them");
+  }
+}
+
+// Inputs must match forward's signature: one tensor per argument after self.
+void check_inputs(const c10::FunctionSchema& schema, const std::vector<torch::Tensor>& inputs) {
+  const auto& args = schema.arguments();
+  size_t n_args = args.empty() ? 0 : args.size() - 1;  // without self
+  size_t n_required = 0;
+  for (size_t i = 1; i < args.size(); ++i)
+    if (!args[i].default_value()) n_required = i;
+  std::string sig = "forward(";
+  for (size_t i = 1; i < args.size(); ++i)
+    sig += (i > 1 ? ", " : "") + args[i].name() + ": " + args[i].type()->annotation_str();
+  sig += ")";
+  if (inputs.size() < n_required || inputs.size() > n_args)
+    throw ExportError("the module's " + sig + " takes " + std::to_string(n_args) +
+                      " input(s), but " + std::to_string(inputs.size()) +
+                      " example input(s) were given");
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const auto& a = args[i + 1];
+    if (!a.type()->cast<c10::TensorType>())
+      throw ExportError("input " + std::to_string(i) + " ('" + a.name() + "') of the module's " +
+                        sig + " is " + a.type()->annotation_str() +
+                        "; tonnx exports modules whose forward takes tensors");
+    if (!inputs[i].defined())
+      throw ExportError("example input " + std::to_string(i) + " ('" + a.name() +
+                        "') is an undefined tensor");
+  }
+}
+
+detail::Exported run_export(torch::jit::Module& module, const std::vector<torch::Tensor>& inputs,
+                            const ExportOptions& o) {
+  detail::validate_options(o);
+  jit::Module m = module.clone();
+  if (o.training == TrainingMode::EVAL) m.eval();
+  if (o.training == TrainingMode::TRAINING) m.train(true);
+  auto forward = m.find_method("forward");
+  if (!forward) throw ExportError("the TorchScript module has no forward method to export");
+  check_inputs(forward->function().getSchema(), inputs);
+
+  detail::TraceResult tr;
+  tr.num_user_inputs = inputs.size();
+  {
+    torch::NoGradGuard no_grad;
+    std::vector<c10::IValue> args(inputs.begin(), inputs.end());
+    c10::IValue out;
+    try {
+      out = m.forward(args);
+    } catch (const std::exception& e) {
+      std::string shapes;
+      for (const auto& t : inputs)
+        shapes += (shapes.empty() ? "" : ", ") + std::string(c10::toString(t.scalar_type())) +
+                  c10::str(t.sizes());
+      throw ExportError("the module's forward failed on the example inputs (" + shapes +
+                        "): " + last_line(e.what()) +
+                        "; give inputs of the dtypes and shapes forward expects");
+    }
+    flatten_ivalue(out, tr.eager_outputs);
+  }
+
+  std::shared_ptr<jit::Graph> g = forward->graph()->copy();
+  jit::Inline(*g);
+  // Arguments with defaults that were not given become constants.
+  while (g->inputs().size() > inputs.size() + 1) {
+    jit::Value* extra = g->inputs().back();
+    const auto& arg = forward->function().getSchema().arguments()[g->inputs().size() - 1];
+    jit::WithInsertPoint guard(g->block()->nodes().front());
+    extra->replaceAllUsesWith(g->insertConstant(*arg.default_value()));
+    g->eraseInput(g->inputs().size() - 1);
+  }
+
+  std::vector<ParamSlot> params;
+  std::unordered_map<const c10::TensorImpl*, size_t> index;
+  collect_params(m._ivalue(), "", params, index);
+  size_t first_param = g->inputs().size();
+  for (const auto& p : params) {
+    jit::Value* in = g->addInput(p.name);
+    in->setType(c10::TensorType::create(p.tensor));
+  }
+  jit::Value* self = g->inputs()[0];
+  AttrResolver resolver(*g, self, m._ivalue(), index, first_param);
+  resolver.run(g->block());
+  resolver.remove_dead();
+  if (self->hasUses()) {
+    const jit::Node* user = self->uses()[0].user;
+    throw ExportError("the module's forward uses self in " +
+                      std::string(user->kind().toQualString()) +
+                      " (not an attribute read); tonnx exports modules whose forward reads "
+                      "parameters, buffers and constants of self");
+  }
+  g->eraseInput(0);
+  for (size_t i = 0; i < inputs.size(); ++i)
+    g->inputs()[i]->setType(c10::TensorType::create(inputs[i]));
+
+  set_scopes(g->block(), c10::make_intrusive<jit::Scope>()->push(
+                             c10::Symbol::scope(class_short_name(m.type()))));
+  try {
+    jit::LowerAllTuples(g);
+  } catch (const std::exception& e) {
+    throw ExportError("tuples in forward's graph that tonnx cannot flatten: " +
+                      first_line(e.what()));
+  }
+  jit::ConstantPropagation(g);
+  jit::EliminateDeadCode(g);
+
+  std::vector<c10::IValue> run_inputs(inputs.begin(), inputs.end());
+  for (const auto& p : params) run_inputs.emplace_back(p.tensor.detach());
+  {
+    torch::NoGradGuard no_grad;
+    observe_types(g, run_inputs);
+  }
+  infer_unobserved(g->block());
+
+  tr.graph = g;
+  for (const auto& p : params) tr.params.push_back({p.name, p.tensor.detach(), nullptr});
+  return detail::finish_export(std::move(tr), o);
+}
+
+}  // namespace
+
+torch::jit::Module load_torchscript(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec))
+    throw ExportError("cannot load TorchScript file '" + path + "': no such file");
+  if (!fs::is_regular_file(path, ec))
+    throw ExportError("cannot load TorchScript file '" + path + "': it is not a regular file");
+  std::ifstream probe(path, std::ios::binary);
+  if (!probe) throw ExportError("cannot load TorchScript file '" + path + "': it cannot be read");
+  try {
+    return torch::jit::load(path);
+  } catch (const c10::Error& e) {
+    throw ExportError("cannot load TorchScript file '" + path +
+                      "': it is not a complete TorchScript archive (" +
+                      first_line(e.what_without_backtrace()) +
+                      "); save it again with torch.jit.save or module.save");
+  } catch (const std::exception& e) {
+    throw ExportError("cannot load TorchScript file '" + path + "': " + first_line(e.what()));
+  }
+}
+
+ir::Model export_to_model(torch::jit::Module& module, const std::vector<torch::Tensor>& inputs,
+                          const ExportOptions& options) {
+  return run_export(module, inputs, options).model;
+}
+
+ExportSummary export_model(torch::jit::Module& module, const std::vector<torch::Tensor>& inputs,
+                           const std::string& path, const ExportOptions& options) {
+  auto t0 = std::chrono::steady_clock::now();
+  if (path.empty()) throw ExportError("the output path is empty");
+  fs::path dir = fs::path(path).parent_path();
+  if (!dir.empty() && !fs::is_directory(dir))
+    throw ExportError("cannot write '" + path + "': folder '" + dir.string() + "' does not exist");
+  detail::Exported ex = run_export(module, inputs, options);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return detail::write_exported(std::move(ex), path, options, seconds);
+}
+
+}  // namespace tonnx

@@ -1,0 +1,78 @@
+// Scalars and lists of scripted (TorchScript) graphs: bool/int conversions of 0-d tensors,
+// list indexing and length, min/max of ints, any/all. Scripted graphs compute Python ints,
+// floats and bools; tonnx carries them as 0-d tensors (int64, float, bool).
+#include "symbolic/helpers.h"
+
+namespace tonnx::sym {
+namespace {
+
+Value* scalar_shape(SymbolicContext& g) { return g.constant(at::empty({0}, at::kLong)); }
+
+// bool(t): t has one element; If and Loop want a 0-d bool.
+TONNX_SYMBOLIC("aten::Bool", 9, [](SymbolicContext& g, Value* x) {
+  return g.op("Reshape", {g.cast(x, at::kBool), scalar_shape(g)});
+});
+
+TONNX_SYMBOLIC("aten::__not__", 9,
+               [](SymbolicContext& g, Value* x) { return g.op("Not", {g.cast(x, at::kBool)}); });
+
+// any/all over every element (ReduceMax/Min have no bool type before opset 20).
+Outputs reduce_bool(SymbolicContext& g, const char* op) {
+  if (g.num_inputs() != 1) g.fail("only any(x) / all(x) over all elements are supported");
+  Value* as_int = g.cast(g.cast(g.input(0), at::kBool), at::kInt);
+  return g.cast(reduce(g, op, as_int, std::nullopt, false), at::kBool);
+}
+TONNX_SYMBOLIC("aten::any", 9, [](SymbolicContext& g) { return reduce_bool(g, "ReduceMax"); });
+TONNX_SYMBOLIC("aten::all", 9, [](SymbolicContext& g) { return reduce_bool(g, "ReduceMin"); });
+
+TONNX_SYMBOLIC("aten::dim", 9, [](SymbolicContext& g, Value*) {
+  return g.constant(at::scalar_tensor(g.rank(0), at::kLong));
+});
+
+// len(x): a tensor's first size, or the length of a list.
+TONNX_SYMBOLIC("aten::len", 9, [](SymbolicContext& g) -> Outputs {
+  if (g.arg_type(0) == "Tensor") {
+    Value* shape = shape_of(g, 0);
+    return g.op("Gather", {shape, g.constant(at::scalar_tensor(0, at::kLong))},
+                {{"axis", int64_t{0}}});
+  }
+  if (g.arg_type(0) == "Tensor[]")
+    return g.constant(at::scalar_tensor(static_cast<int64_t>(g.inputs_list(0).size()), at::kLong));
+  // int[] / float[]: a 1-D tensor (constant or computed, e.g. x.size()).
+  Value* list = g.input(0);
+  Value* shape = g.op("Shape", {list});
+  return g.op("Gather", {shape, g.constant(at::scalar_tensor(0, at::kLong))},
+              {{"axis", int64_t{0}}});
+});
+
+// list[i]: a Tensor[] with a constant index picks the element; an int[]/float[] (a 1-D
+// tensor here, e.g. x.size()) is gathered, so the index may be computed.
+TONNX_SYMBOLIC("aten::__getitem__", 9, [](SymbolicContext& g) -> Outputs {
+  if (g.arg_type(0) == "Tensor[]") {
+    std::vector<Value*> items = g.inputs_list(0);
+    int64_t i = g.i(1);
+    int64_t n = static_cast<int64_t>(items.size());
+    if (i < -n || i >= n)
+      g.fail("index " + std::to_string(i) + " is out of range for a list of " + std::to_string(n) +
+             " tensors");
+    return items[i < 0 ? i + n : i];
+  }
+  Value* list = g.input(0);
+  Value* index = g.cast(g.input(1), at::kLong);
+  return g.op("Gather", {list, index}, {{"axis", int64_t{0}}});
+});
+
+// min(a, b) / max(a, b) of ints or floats; min(list) / max(list) of an int[].
+Outputs min_max(SymbolicContext& g, const char* op, const char* reduce_op) {
+  at::ScalarType dt = g.output_scalar_type();
+  if (g.num_inputs() == 1) return reduce(g, reduce_op, g.cast(g.input(0), dt), std::nullopt, false);
+  return g.op(op, {input_as(g, 0, dt), input_as(g, 1, dt)});
+}
+TONNX_SYMBOLIC("prim::min", 9, [](SymbolicContext& g) { return min_max(g, "Min", "ReduceMin"); });
+TONNX_SYMBOLIC("prim::max", 9, [](SymbolicContext& g) { return min_max(g, "Max", "ReduceMax"); });
+
+// Type refinements of scripted code carry the value through.
+TONNX_SYMBOLIC("prim::unchecked_cast", 9, [](SymbolicContext&, Value* x) { return x; });
+
+}  // namespace
+}  // namespace tonnx::sym

@@ -1,0 +1,302 @@
+// TorchScript files (torch.jit.trace / torch.jit.script from Debian's Python torch, written at
+// test time by tests/fixtures/make_torchscript.py) exported by tonnx, then run on tonnx's
+// backend and ONNX Runtime against torch's own outputs, on every data set of the fixture
+// (scripted fixtures have inputs that take different paths through If/Loop).
+#include <torch/script.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "test_config.h"
+#include "test_util.h"
+#include "tonnx/backend.h"
+#include "tonnx/proto.h"
+#include "tonnx/torchscript.h"
+
+namespace tonnx::test {
+namespace {
+namespace fs = std::filesystem;
+
+std::string binary_dir() {
+  const char* b = std::getenv("TONNX_BINARY_DIR");
+  return b ? b : TONNX_TEST_BINARY_DIR;
+}
+
+// Generates the fixtures once per build tree (ctest runs each test in its own process,
+// maybe in parallel): into a private folder, then renamed into place.
+std::string fixtures() {
+  static std::string dir = [] {
+    fs::path root = fs::path(binary_dir()) / "test_tmp" / "torchscript_fixtures";
+    fs::path script = fs::path(source_dir()) / "tests" / "fixtures" / "make_torchscript.py";
+    fs::path stamp = root / "stamp";
+    if (fs::exists(stamp) && fs::last_write_time(stamp) >= fs::last_write_time(script))
+      return root.string();
+    fs::path tmp = root.string() + ".tmp." + std::to_string(::getpid());
+    fs::remove_all(tmp);
+    RunResult r = run_command("/usr/bin/python3 " + script.string() + " " + tmp.string());
+    if (r.exit_code != 0) {
+      ADD_FAILURE() << "generating the TorchScript fixtures with /usr/bin/python3 failed "
+                       "(Debian's python3-torch, python3-torchvision, python3-onnx needed):\n"
+                    << r.output;
+      return root.string();
+    }
+    std::ofstream(tmp / "stamp") << "ok\n";
+    std::error_code ec;
+    fs::path old = root.string() + ".old." + std::to_string(::getpid());
+    fs::rename(root, old, ec);
+    fs::rename(tmp, root, ec);
+    if (ec) fs::remove_all(tmp);  // another process put its copy in place first
+    fs::remove_all(old, ec);
+    return root.string();
+  }();
+  return dir;
+}
+
+void expect_close(const at::Tensor& got, const at::Tensor& want, double rtol, double atol,
+                  const std::string& what) {
+  ASSERT_EQ(got.scalar_type(), want.scalar_type()) << what;
+  ASSERT_EQ(got.sizes(), want.sizes()) << what;
+  if (at::isFloatingType(want.scalar_type())) {
+    at::Tensor g = got.to(at::kDouble), w = want.to(at::kDouble);
+    EXPECT_TRUE(((g - w).abs() <= atol + rtol * w.abs()).all().item<bool>())
+        << what << ": max abs diff " << (g - w).abs().max().item<double>();
+  } else {
+    EXPECT_TRUE(at::equal(got, want)) << what << "\n got " << got << "\n want " << want;
+  }
+}
+
+struct Case {
+  std::string name;
+  int opset = 17;
+  std::vector<std::string> dynamic_inputs = {};  // axis 0 of these inputs is dynamic
+  double rtol = 1e-3, atol = 1e-5;
+  size_t min_data_sets = 1;
+};
+
+std::ostream& operator<<(std::ostream& os, const Case& c) { return os << c.name; }
+
+class TorchScriptExport : public ::testing::TestWithParam<Case> {};
+
+TEST_P(TorchScriptExport, MatchesTorchOnBackendAndOnnxRuntime) {
+  const Case& c = GetParam();
+  std::string fx = fixtures();
+  std::string data = fx + "/" + c.name;
+  std::vector<TestDataSet> sets = read_test_data(data);
+  ASSERT_GE(sets.size(), c.min_data_sets) << data;
+
+  torch::jit::Module m = load_torchscript(fx + "/" + c.name + ".pt");
+  ExportOptions opt;
+  opt.opset_version = c.opset;
+  for (const auto& in : c.dynamic_inputs) add_dynamic_axes(opt, in, {0});
+  std::string dir = temp_dir("torchscript_" + c.name);
+  std::string path = dir + "/model.onnx";
+  ExportSummary s = export_model(m, sets[0].inputs, path, opt);
+
+  // LibTorch's outputs in the summary equal Python torch's.
+  ASSERT_EQ(s.eager_outputs.size(), sets[0].outputs.size());
+  for (size_t k = 0; k < s.eager_outputs.size(); ++k)
+    expect_close(s.eager_outputs[k], sets[0].outputs[k], 1e-5, 1e-6,
+                 c.name + " eager output " + std::to_string(k));
+
+  // tonnx's backend, on every data set.
+  auto rep = backend::prepare(path, "CPU");
+  for (size_t d = 0; d < sets.size(); ++d) {
+    auto outs = rep.run(sets[d].inputs);
+    ASSERT_EQ(outs.size(), sets[d].outputs.size()) << c.name;
+    for (size_t k = 0; k < outs.size(); ++k)
+      expect_close(
+          outs[k], sets[d].outputs[k], c.rtol, c.atol,
+          c.name + " backend, data set " + std::to_string(d) + ", output " + std::to_string(k));
+  }
+  // ONNX Runtime, on every data set.
+  RunResult r = run_ort(path, data, c.rtol, c.atol);
+  EXPECT_EQ(r.exit_code, 0) << c.name << ": ONNX Runtime disagrees with torch:\n" << r.output;
+  EXPECT_NE(r.output.find(std::to_string(sets.size()) + " passed, 0 failed"), std::string::npos)
+      << r.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, TorchScriptExport,
+                         ::testing::Values(Case{"resnet18"}, Case{"mobilenet_v2"},
+                                           Case{"squeezenet1_0"}, Case{"word_lm"},
+                                           Case{"script_if", 17, {}, 1e-3, 1e-5, 2},
+                                           Case{"script_if", 11, {}, 1e-3, 1e-5, 2},
+                                           Case{"script_while", 17, {}, 1e-3, 1e-5, 3},
+                                           Case{"script_for", 13, {"input"}, 1e-3, 1e-5, 3},
+                                           Case{"script_mask", 17, {}, 1e-3, 1e-5, 2}),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           return info.param.name + "_opset" + std::to_string(info.param.opset);
+                         });
+
+std::vector<torch::Tensor> inputs_of(const std::string& name) {
+  return read_test_data(fixtures() + "/" + name)[0].inputs;
+}
+
+// Parameters become inputs after the user inputs, named by attribute path, in state_dict
+// order; input_names renames them; nodes carry module scopes.
+TEST(TorchScript, ParametersNamedByAttributePathWithScopes) {
+  torch::jit::Module m = load_torchscript(fixtures() + "/resnet18.pt");
+  ExportOptions opt;
+  opt.export_params = false;
+  opt.input_names = {"image", "first_conv"};
+  std::ostringstream verbose;
+  opt.verbose = true;
+  opt.verbose_stream = &verbose;
+  ir::Model model = export_to_model(m, inputs_of("resnet18"), opt);
+  std::vector<std::string> names;
+  for (const ir::Value* v : model.graph->inputs()) names.push_back(v->name());
+  ASSERT_GE(names.size(), 4u);
+  EXPECT_EQ(names[0], "image");
+  EXPECT_EQ(names[1], "first_conv");  // conv1.weight, renamed
+  EXPECT_EQ(names[2], "bn1.weight");
+  EXPECT_EQ(names[3], "bn1.bias");
+  EXPECT_NE(std::find(names.begin(), names.end(), "layer1.0.conv1.weight"), names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "layer4.1.bn2.running_var"), names.end());
+  // Python's state_dict order, used buffers included.
+  std::vector<std::string> py;
+  {
+    RunResult r =
+        run_command("/usr/bin/python3 -c \"import torch; m = torch.jit.load('" + fixtures() +
+                    "/resnet18.pt'); print('\\n'.join(k for k in m.state_dict() if not "
+                    "k.endswith('num_batches_tracked')))\"");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    std::istringstream is(r.output);
+    for (std::string line; std::getline(is, line);)
+      if (!line.empty()) py.push_back(line);
+  }
+  ASSERT_EQ(names.size(), py.size() + 1);
+  for (size_t i = 2; i < names.size(); ++i) EXPECT_EQ(names[i], py[i - 1]) << i;
+  std::string text = verbose.str();
+  EXPECT_NE(text.find("scope: ResNet/Sequential[layer1]/BasicBlock[0]/Conv2d[conv1]"),
+            std::string::npos)
+      << text.substr(0, 2000);
+  EXPECT_NE(text.find("scope: ResNet/Linear[fc]"), std::string::npos);
+}
+
+TEST(TorchScript, ControlFlowBecomesIfAndLoop) {
+  ExportOptions opt;
+  torch::jit::Module w = load_torchscript(fixtures() + "/script_while.pt");
+  ir::Model mw = export_to_model(w, inputs_of("script_while"), opt);
+  std::set<std::string> ops;
+  for (const auto& n : mw.graph->nodes()) ops.insert(n->op_type());
+  EXPECT_TRUE(ops.count("Loop")) << "while loop";
+  torch::jit::Module i = load_torchscript(fixtures() + "/script_if.pt");
+  ir::Model mi = export_to_model(i, inputs_of("script_if"), opt);
+  ops.clear();
+  for (const auto& n : mi.graph->nodes()) ops.insert(n->op_type());
+  EXPECT_TRUE(ops.count("If")) << "if/else";
+}
+
+template <typename F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const ExportError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(TorchScript, ControlFlowBelowOpset11NamesTheOpset) {
+  torch::jit::Module m = load_torchscript(fixtures() + "/script_if.pt");
+  ExportOptions opt;
+  opt.opset_version = 10;
+  std::string dir = temp_dir("torchscript_opset10");
+  std::string e = error_of([&] { export_model(m, inputs_of("script_if"), dir + "/m.onnx", opt); });
+  EXPECT_NE(e.find("opset 11"), std::string::npos) << e;
+  EXPECT_NE(e.find("prim::If"), std::string::npos) << e;
+  EXPECT_FALSE(fs::exists(dir + "/m.onnx"));
+}
+
+TEST(TorchScript, MissingSymbolicsAreOneErrorWithModulePaths) {
+  torch::jit::Module m = load_torchscript(fixtures() + "/script_unsupported.pt");
+  std::string dir = temp_dir("torchscript_unsupported");
+  std::string e =
+      error_of([&] { export_model(m, inputs_of("script_unsupported"), dir + "/m.onnx"); });
+  EXPECT_NE(e.find("no symbolic function for aten::histc (scope Unsupported/Hist[hist]"),
+            std::string::npos)
+      << e;
+  EXPECT_FALSE(fs::exists(dir + "/m.onnx"));
+}
+
+TEST(TorchScript, BadFilesAreClearErrors) {
+  std::string dir = temp_dir("torchscript_bad_files");
+  std::string e = error_of([&] { load_torchscript(dir + "/missing.pt"); });
+  EXPECT_NE(e.find("'" + dir + "/missing.pt': no such file"), std::string::npos) << e;
+
+  // Truncated: the first 100 kB of a real archive.
+  {
+    std::ifstream in(fixtures() + "/resnet18.pt", std::ios::binary);
+    std::string head(100000, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    std::ofstream(dir + "/truncated.pt", std::ios::binary) << head;
+  }
+  e = error_of([&] { load_torchscript(dir + "/truncated.pt"); });
+  EXPECT_NE(e.find("cannot load TorchScript file '" + dir + "/truncated.pt'"), std::string::npos)
+      << e;
+  EXPECT_EQ(e.find('\n'), std::string::npos) << "one line: " << e;
+
+  std::ofstream(dir + "/garbage.pt") << "not a zip archive at all";
+  e = error_of([&] { load_torchscript(dir + "/garbage.pt"); });
+  EXPECT_NE(e.find("garbage.pt"), std::string::npos) << e;
+  EXPECT_EQ(e.find('\n'), std::string::npos) << "one line: " << e;
+}
+
+TEST(TorchScript, InputsThatDoNotMatchForwardAreClearErrors) {
+  torch::jit::Module m = load_torchscript(fixtures() + "/script_mask.pt");
+  std::string dir = temp_dir("torchscript_bad_inputs");
+  std::string path = dir + "/m.onnx";
+  std::vector<torch::Tensor> ins = inputs_of("script_mask");
+  std::string e = error_of([&] { export_model(m, {ins[0]}, path); });
+  EXPECT_NE(e.find("forward(tokens: Tensor, mask: Tensor) takes 2 input(s), but 1"),
+            std::string::npos)
+      << e;
+  // Wrong rank: forward itself fails; the error says which inputs were given.
+  torch::jit::Module r = load_torchscript(fixtures() + "/resnet18.pt");
+  e = error_of([&] { export_model(r, {torch::randn({1, 3})}, path); });
+  EXPECT_NE(e.find("forward failed on the example inputs (Float[1, 3])"), std::string::npos) << e;
+  EXPECT_NE(e.find("Expected 4-dimensional input"), std::string::npos) << e;
+  EXPECT_EQ(e.find('\n'), std::string::npos) << "one line: " << e;
+  EXPECT_FALSE(fs::exists(path));
+}
+
+// The CLI: --inputs keeps dtypes (int64 tokens, bool masks), --test-data writes torch's
+// outputs, which ONNX Runtime then reproduces.
+TEST(TorchScript, CliExportWithTensorProtoInputs) {
+  std::string fx = fixtures();
+  std::string dir = temp_dir("torchscript_cli");
+  std::string cmd = binary_dir() + "/tonnx export " + fx + "/script_mask.pt -o " + dir +
+                    "/m.onnx --inputs " + fx + "/script_mask/test_data_set_1/input_0.pb," + fx +
+                    "/script_mask/test_data_set_1/input_1.pb --test-data " + dir +
+                    "/data --input-names tokens,mask";
+  RunResult r = run_command(cmd);
+  ASSERT_EQ(r.exit_code, 0) << cmd << "\n" << r.output;
+  EXPECT_NE(r.output.find("input  tokens : Long(2, 4)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("input  mask : Bool(2, 4)"), std::string::npos) << r.output;
+  // The test data holds torch's outputs (equal to Python's for the same inputs).
+  auto written = read_test_data(dir + "/data");
+  auto expected = read_test_data(fx + "/script_mask");
+  ASSERT_EQ(written.size(), 1u);
+  expect_close(written[0].outputs.at(0), expected[1].outputs.at(0), 1e-6, 1e-6, "cli test data");
+  RunResult o = run_ort(dir + "/m.onnx", dir + "/data");
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+
+  r = run_command(binary_dir() + "/tonnx export " + fx + "/resnet18.pt -o " + dir +
+                  "/r.onnx --input-shape 1x3x32x32 --opset 13");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::exists(dir + "/r.onnx"));
+
+  r = run_command(binary_dir() + "/tonnx export " + dir + "/missing.pt -o " + dir +
+                  "/x.onnx --input-shape 1x3");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("missing.pt': no such file"), std::string::npos) << r.output;
+  r = run_command(binary_dir() + "/tonnx export " + fx + "/resnet18.pt -o " + dir + "/x.onnx");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--inputs"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir + "/x.onnx"));
+}
+
+}  // namespace
+}  // namespace tonnx::test
