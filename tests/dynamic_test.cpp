@@ -34,7 +34,8 @@ void expect_dynamic(const Traceable& model, const std::vector<Tensor>& example, 
 }
 
 TEST(DynamicAxes, ViewWithTracedBatchSize) {
-  auto fn = [](Tensor x) { return x.view({x.size(0), -1}).sum(1) + torch::arange(x.size(0)); };
+  // torch::tensor(x.size(0)) is a constant tensor in the trace: it becomes NumToTensor(size).
+  auto fn = [](Tensor x) { return x.view({x.size(0), -1}).sum(1) + torch::arange(x.size(0)) * torch::tensor(x.size(0)); };
   ExportOptions opt;
   opt.input_names = {"x"};
   opt.dynamic_axes["x"] = {{0, "batch"}};

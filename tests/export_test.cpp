@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "test_util.h"
+#include "tonnx/backend.h"
 #include "tonnx/check.h"
 #include "tonnx/models.h"
 #include "tonnx/proto.h"
@@ -319,6 +320,15 @@ TEST(Export, DynamicAxesUnknownNameIsAnError) {
   opt.dynamic_axes["nope"] = {{0, "b"}};
   EXPECT_THROW(export_model(lin, {torch::randn({1, 2})}, temp_dir("dyn_bad") + "/m.onnx", opt),
                ExportError);
+}
+
+TEST(Backend, BracedListOfTwoTensorsIsPositional) {
+  auto fn = [](Tensor a, Tensor b) { return a - b; };
+  std::string path = temp_dir("braced") + "/m.onnx";
+  export_traceable(make_traceable_fn(fn), {torch::ones({2}), torch::zeros({2})}, path);
+  auto rep = backend::prepare(path, "CPU");
+  Tensor a = torch::tensor({3.f, 4.f}), b = torch::tensor({1.f, 1.f});
+  EXPECT_TRUE(torch::equal(rep.run({a, b})[0], a - b));
 }
 
 TEST(Export, MultipleInputsAndTupleOutputs) {

@@ -182,6 +182,11 @@ TEST_P(Ops, PaddingPixelShuffleEmbeddingCasts) {
                         "embedding_max_norm" + std::to_string(opset()));
   check([](Tensor x) { return std::make_tuple(x.to(torch::kLong), x.to(torch::kBool), x.to(torch::kDouble)); },
         {torch::tensor({-1.7f, 0.f, 2.9f})}, "casts");
+  // Every ONNX tensor type that ATen has: float -> integer truncates toward zero.
+  check([](Tensor x) {
+    return std::make_tuple(x.to(torch::kInt), x.to(torch::kShort), x.to(torch::kChar), x.abs().to(torch::kByte),
+                           x.to(torch::kHalf), x.to(torch::kInt).to(torch::kDouble), x.to(torch::kBool).to(torch::kLong));
+  }, {torch::tensor({-100.7f, -1.5f, 0.f, 0.4f, 2.9f, 120.f})}, "casts_all_types");
   check([](Tensor x, Tensor y) { return x.type_as(y) + y; }, {torch::tensor({1L, 2L}), torch::tensor({0.5f, 1.5f})}, "type_as");
   check([](Tensor s, Tensor a, Tensor b) { return torch::baddbmm(s, a, b, 0.5, 2); },
         {torch::randn({2, 3, 5}), torch::randn({2, 3, 4}), torch::randn({2, 4, 5})}, "baddbmm");

@@ -5,7 +5,7 @@
 set -euo pipefail
 build=$1 src=$2 model=$3
 shift 3
-dir="$build/test_tmp/zoo_$model"
+dir="$build/test_tmp/zoo_${model}_$$"  # unique: several variants of a model run in parallel
 rm -rf "$dir" && mkdir -p "$dir"
 "$build/tonnx" export "$model" -o "$dir/$model.onnx" --test-data "$dir/data" "$@"
 "$build/tonnx" check "$dir/$model.onnx"

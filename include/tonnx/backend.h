@@ -9,6 +9,7 @@
 
 #include <ATen/Tensor.h>
 
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
@@ -80,6 +81,11 @@ class Rep {
   explicit Rep(std::shared_ptr<const Plan> plan) : plan_(std::move(plan)) {}
   // Positional inputs map onto the graph inputs that are not initializers, in order.
   std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs) const;
+  // rep.run({a, b}): a braced list of tensors is positional (without this overload two
+  // tensors would also match the by-name map).
+  std::vector<at::Tensor> run(std::initializer_list<at::Tensor> inputs) const {
+    return run(std::vector<at::Tensor>(inputs));
+  }
   // Inputs by name; every graph input must be given.
   std::vector<at::Tensor> run(const std::map<std::string, at::Tensor>& inputs) const;
   // Any kind of value (sequences, optionals, string tensors), positional.

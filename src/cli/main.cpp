@@ -1,12 +1,15 @@
 // The tonnx command line.
 #include <c10/util/Exception.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <map>
 
 #include "cli/args.h"
+#include "export/emitted.h"
 #include "cli/commands.h"
 
 namespace {
@@ -61,6 +64,18 @@ int main(int argc, char** argv) {
     std::cerr << "tonnx: unknown command '" << cmd << "'\n\n" << kUsage;
     return 2;
   }
+  // TONNX_RECORD_EMITTED=FILE: record which ONNX ops each symbolic emits (scripts/gen_docs.sh).
+  const char* record = std::getenv("TONNX_RECORD_EMITTED");
+  if (record) tonnx::detail::set_emitted_recording(true);
+  struct WriteRecords {
+    const char* path;
+    ~WriteRecords() {
+      if (!path) return;
+      std::ofstream out(path, std::ios::app);
+      for (const auto& r : tonnx::detail::emitted_records())
+        out << r.aten_kind << "\t" << r.opset << "\t" << r.onnx_op << "\n";
+    }
+  } write_records{record};
   try {
     return it->second(rest);
   } catch (const tonnx::cli::UsageError& e) {

@@ -251,6 +251,13 @@ std::vector<ir::Value*> Converter::tensor_list_of(const jit::Value* v) {
 void Converter::bind_outputs(const jit::Node* n, const Outputs& outs) {
   const auto& vals = outs.values;
   if (n->outputs().size() == 1 && n->output()->type()->kind() == c10::TypeKind::ListType) {
+    // A list of tensors maps to its elements; an int[] / float[] is one 1-D tensor.
+    auto elem = n->output()->type()->cast<c10::ListType>()->getElementType();
+    if (elem->kind() != c10::TypeKind::TensorType && vals.size() == 1) {
+      if (!vals[0]->type()) vals[0]->set_type(ir::TensorType{ir::DType::Int64, std::vector<ir::Dim>(1)});
+      env_.back()[n->output()] = vals[0];
+      return;
+    }
     lists_.back()[n->output()] = vals;
     return;
   }

@@ -9,16 +9,26 @@ namespace {
 // result when the size is constant; ConstantOfShape when it is computed.
 Outputs filled(SymbolicContext& g, std::optional<double> value) {
   at::ScalarType dt = g.output_scalar_type();
+  if (!value && !g.is_constant(1)) {
+    // A computed fill value (full(size, x.mean()) in scripted code): expand it.
+    Value* shape = g.is_constant(0) ? g.constant_ints(g.ints(0)) : g.cast(g.input(0), at::kLong);
+    return g.op("Expand", {input_as(g, 1, dt), shape});
+  }
   double v = value ? *value : g.f(1);
   if (g.is_constant(0)) return g.constant(at::full(g.ints(0), v, at::TensorOptions().dtype(dt)));
-  return g.op("ConstantOfShape", {g.cast(g.input(0), at::kLong)}, {{"value", at::full({1}, v, at::TensorOptions().dtype(dt))}});
+  return g.op("ConstantOfShape", {g.cast(g.input(0), at::kLong)},
+              {{"value", at::full({1}, v, at::TensorOptions().dtype(dt))}});
 }
 TONNX_SYMBOLIC("aten::zeros", 9, [](SymbolicContext& g) { return filled(g, 0.0); });
 TONNX_SYMBOLIC("aten::empty", 9, [](SymbolicContext& g) { return filled(g, 0.0); });
 TONNX_SYMBOLIC("aten::ones", 9, [](SymbolicContext& g) { return filled(g, 1.0); });
 TONNX_SYMBOLIC("aten::full", 9, [](SymbolicContext& g) { return filled(g, std::nullopt); });
-TONNX_SYMBOLIC("aten::scalar_tensor", 9, [](SymbolicContext& g) {
-  return g.constant(at::scalar_tensor(g.f(0), at::TensorOptions().dtype(g.output_scalar_type())));
+// scalar_tensor(s, dtype, ...): torch::tensor(x.size(0)) in C++ records this with s computed
+// under dynamic axes.
+TONNX_SYMBOLIC("aten::scalar_tensor", 9, [](SymbolicContext& g) -> Outputs {
+  at::ScalarType dt = g.output_scalar_type();
+  if (!g.is_constant(0)) return g.cast(g.input(0), dt);
+  return g.constant(at::scalar_tensor(g.f(0), at::TensorOptions().dtype(dt)));
 });
 TONNX_SYMBOLIC("aten::tensor", 9, [](SymbolicContext& g) -> Outputs {
   if (auto t = g.constant_tensor(0)) return g.constant(t->to(g.output_scalar_type()));

@@ -231,7 +231,6 @@ Outputs clamp(SymbolicContext& g, bool has_min, bool has_max) {
   return x;
 }
 TONNX_SYMBOLIC("aten::clamp", 9, [](SymbolicContext& g) { return clamp(g, true, true); });
-TONNX_SYMBOLIC("aten::clip", 9, [](SymbolicContext& g) { return clamp(g, true, true); });
 TONNX_SYMBOLIC("aten::clamp_min", 9, [](SymbolicContext& g) { return clamp(g, true, false); });
 TONNX_SYMBOLIC("aten::clamp_max", 9, [](SymbolicContext& g) { return clamp(g, false, true); });
 

@@ -74,5 +74,16 @@ TONNX_SYMBOLIC("prim::max", 9, [](SymbolicContext& g) { return min_max(g, "Max",
 // Type refinements of scripted code carry the value through.
 TONNX_SYMBOLIC("prim::unchecked_cast", 9, [](SymbolicContext&, Value* x) { return x; });
 
+// `x is None` / `x is not None` against a None constant: tonnx exports values that exist,
+// so the answer is known while converting (a value that is None on some path is not
+// supported, see docs/torchscript.md).
+Outputs is_none_test(SymbolicContext& g, bool negate) {
+  if (!g.is_none(1) && !g.is_none(0)) g.fail("`is` between two values that are not None is not supported");
+  bool none = g.is_none(0) && g.is_none(1) ? true : false;
+  return g.constant(at::scalar_tensor(negate ? !none : none, at::kBool));
+}
+TONNX_SYMBOLIC("aten::__is__", 9, [](SymbolicContext& g) { return is_none_test(g, false); });
+TONNX_SYMBOLIC("aten::__isnot__", 9, [](SymbolicContext& g) { return is_none_test(g, true); });
+
 }  // namespace
 }  // namespace tonnx::sym

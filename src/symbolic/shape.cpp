@@ -56,12 +56,6 @@ TONNX_SYMBOLIC("aten::cat", 9,
                  for (Value* x : xs) inputs.push_back(g.cast(x, dt));
                  return g.op("Concat", inputs, {{"axis", rank ? norm_dim(g, dim, rank) : dim}});
                });
-TONNX_SYMBOLIC("aten::concat", 9,
-               [](SymbolicContext& g, std::vector<Value*> xs, int64_t dim) -> Outputs {
-                 int64_t rank =
-                     g.output_type() ? static_cast<int64_t>(g.output_type()->shape->size()) : 0;
-                 return g.op("Concat", xs, {{"axis", rank ? norm_dim(g, dim, rank) : dim}});
-               });
 
 // Scalars in traces are 0-d tensors already.
 TONNX_SYMBOLIC("prim::NumToTensor", 9, [](SymbolicContext&, Value* x) { return x; });

@@ -1,0 +1,98 @@
+// Aten ops that appear in scripted TorchScript (torch.jit.script keeps conv2d, clip, concat...
+// that a trace decomposes). The modules are compiled from TorchScript source in C++
+// (torch::jit::Module::define), exported, and checked against LibTorch on ONNX Runtime and
+// tonnx's backend.
+#include <torch/script.h>
+
+#include "test_util.h"
+#include "tonnx/backend.h"
+#include "tonnx/proto.h"
+#include "tonnx/torchscript.h"
+
+namespace tonnx::test {
+namespace {
+using torch::Tensor;
+
+void expect_script_matches(const std::string& source, const std::vector<Tensor>& inputs, const std::string& name,
+                           int opset = 17) {
+  torch::jit::Module m("Scripted");
+  m.define(source);
+  ExportOptions opt;
+  opt.opset_version = opset;
+  std::string dir = temp_dir(name);
+  ExportSummary s;
+  try {
+    s = export_model(m, inputs, dir + "/model.onnx", opt);
+  } catch (const std::exception& e) {
+    FAIL() << name << ": export failed: " << e.what();
+  }
+  TestDataSet set;
+  set.inputs = inputs;
+  set.outputs = s.eager_outputs;
+  write_test_data(dir + "/data", set);
+  RunResult r = run_ort(dir + "/model.onnx", dir + "/data");
+  EXPECT_EQ(r.exit_code, 0) << name << ":\n" << r.output;
+  auto outs = backend::prepare(dir + "/model.onnx", "CPU").run(inputs);
+  ASSERT_EQ(outs.size(), s.eager_outputs.size());
+  for (size_t i = 0; i < outs.size(); ++i)
+    EXPECT_TRUE(torch::allclose(outs[i], s.eager_outputs[i], 1e-3, 1e-5)) << name << " backend output " << i;
+}
+
+TEST(ScriptedOps, ConvolutionEntryPoints) {
+  expect_script_matches(R"JIT(
+def forward(self, x, w, w1, w3):
+    a = torch.conv2d(x, w, None, [1, 1], [1, 1])
+    b = torch.convolution(x, w, None, [2, 1], [0, 1], [1, 1], False, [0, 0], 1)
+    c = torch.conv1d(x[0], w1)
+    d = torch.conv3d(x.unsqueeze(0), w3)
+    return a, b, c, d
+)JIT",
+                        {torch::randn({1, 2, 6, 7}), torch::randn({3, 2, 3, 3}), torch::randn({4, 6, 2}), torch::randn({2, 1, 2, 2, 2})},
+                        "script_conv");
+  expect_script_matches(R"JIT(
+def forward(self, x, w):
+    a = torch.conv_transpose2d(x, w, None, 2, 1)
+    b = torch.conv_transpose1d(x[:, :, 0], w[:, :, 0], None, 1)
+    c = torch.conv_transpose3d(x.unsqueeze(2), w.unsqueeze(2))
+    return a, b, c
+)JIT",
+                        {torch::randn({1, 2, 4, 5}), torch::randn({2, 3, 3, 3})}, "script_conv_transpose");
+}
+
+TEST(ScriptedOps, ClipConcat) {
+  expect_script_matches(R"JIT(
+def forward(self, x):
+    return torch.concat([torch.clip(x, -0.5, 0.5), x], -1)
+)JIT",
+                        {torch::randn({2, 3})}, "script_clip_concat");
+}
+
+// Scalars and lists of scripted code: dim, len, indexing a size list, min/max of ints,
+// any/all, not/and/or on bools, Optional refinement (unchecked_cast), int()/float().
+TEST(ScriptedOps, ScalarPlumbing) {
+  expect_script_matches(R"JIT(
+def forward(self, x, y):
+    s = x.size()
+    n = len(s) + x.dim()
+    k = min(s[0], s[1]) + max(s[0], 2)
+    pos = bool((x > 0).any()) and not bool((x > 100).all())
+    neg = bool((x < -100).any()) or bool((x < 100).all())
+    f = float(k) * 0.5 + float(int(x.sum() * 0) + n)
+    out = x * f
+    if pos and neg:
+        out = out + 1
+    if (pos & neg) | (neg & pos):
+        out = out * 2
+    out = out + torch.full([3, 4], x.mean())
+    z: Optional[Tensor] = y
+    if z is not None:
+        out = out + z
+    if z is None:
+        out = out * 0
+    return out
+)JIT",
+                        {torch::randn({3, 4}), torch::randn({3, 4})}, "script_scalars", 13);
+}
+
+}  // namespace
+}  // namespace tonnx::test

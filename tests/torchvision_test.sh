@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# torchvision classifiers traced by Python torch (TorchScript), exported by tonnx's CLI, and
+# checked on ONNX Runtime and tonnx's backend against torch's own outputs.
+# Usage: torchvision_test.sh BUILD_DIR SOURCE_DIR MODEL...
+set -euo pipefail
+build=$1 src=$2
+shift 2
+dir="$build/test_tmp/torchvision"
+mkdir -p "$dir"
+/usr/bin/python3 "$src/tests/fixtures/torchvision_classifiers.py" "$dir" "$@"
+for m in "$@"; do
+  echo "== $m"
+  "$build/tonnx" export "$dir/$m/model.pt" -o "$dir/$m/model.onnx" --inputs "$dir/$m/data/test_data_set_0/input_0.pb" >/dev/null
+  node "$src/tools/ort_run.js" "$dir/$m/model.onnx" --test-data "$dir/$m/data" ${ORT_TOL:-}
+  "$build/tonnx" run "$dir/$m/model.onnx" --test-data "$dir/$m/data" | tail -2
+  rm -rf "${dir:?}/$m"
+done
