@@ -265,10 +265,36 @@ TEST(Export, AtenFallbackAndFallthrough) {
   bool imported = false;
   for (const auto& o : m.opset_import()) imported = imported || o.domain() == "org.pytorch.aten";
   EXPECT_TRUE(imported);
+  // tonnx's backend runs ATen nodes through LibTorch's dispatcher.
+  Tensor x = torch::randn({2, 3});
+  Tensor want = torch::special_i1e(x).relu();
+  EXPECT_TRUE(torch::allclose(backend::prepare(path, "CPU").run({x})[0], want));
   opt.operator_export_type = OperatorExportTypes::ONNX_FALLTHROUGH;
   export_traceable(model, {torch::randn({2, 3})}, path, opt);
   m = read_model_proto(path);
   EXPECT_EQ(m.graph().node(0).op_type(), "special_i1e");
+  EXPECT_TRUE(torch::allclose(backend::prepare(path, "CPU").run({x})[0], want));
+}
+
+TEST(Export, AtenFallbackWithOptionalTensorsAndScalarArguments) {
+  // nll_loss has no symbolic: it becomes an ATen node whose absent optional `weight` keeps
+  // its input slot and whose reduction / ignore_index are attributes; tonnx's backend runs it.
+  auto fn = [](Tensor x, Tensor target) {
+    return torch::nn::functional::nll_loss(torch::log_softmax(x, 1), target,
+                                           torch::nn::functional::NLLLossFuncOptions().ignore_index(2));
+  };
+  ExportOptions opt;
+  opt.operator_export_type = OperatorExportTypes::ONNX_ATEN_FALLBACK;
+  std::string path = temp_dir("aten_optional") + "/m.onnx";
+  Tensor x = torch::randn({5, 4}), target = torch::tensor({0L, 2L, 3L, 1L, 2L});
+  export_traceable(make_traceable_fn(fn), {x, target}, path, opt);
+  bool has_aten = false;
+  onnx::ModelProto proto = read_model_proto(path);
+  for (const auto& n : proto.graph().node()) has_aten = has_aten || n.op_type() == "ATen";
+  EXPECT_TRUE(has_aten);
+  auto outs = backend::prepare(path, "CPU").run({x, target});
+  ASSERT_EQ(outs.size(), 1u);
+  EXPECT_TRUE(torch::allclose(outs[0], fn(x, target), 1e-5, 1e-6)) << outs[0] << fn(x, target);
 }
 
 TEST(Export, ExportParamsFalseAndKeepInitializersAsInputs) {

@@ -62,6 +62,9 @@ struct KernelInfo {
 };
 std::vector<KernelInfo> registered_kernels();
 
+// Serves org.pytorch.aten nodes named after their aten op (ONNX_FALLTHROUGH exports).
+const KernelFactory* aten_fallthrough_kernel();
+
 // The ATen type that holds an ONNX element type. Types ATen lacks are widened: uint16 to
 // int32, uint32 and uint64 to int64 (uint64 keeps its bits). Throws for strings.
 at::ScalarType storage_type(ir::DType t);

@@ -62,7 +62,7 @@ const KernelFactory* find_kernel(const std::string& op_type, const std::string& 
   std::lock_guard<std::mutex> lock(r.mu);
   std::string d = domain == "ai.onnx" ? "" : domain;
   auto it = r.kernels.find({d, op_type});
-  if (it == r.kernels.end()) return nullptr;
+  if (it == r.kernels.end()) return d == "org.pytorch.aten" ? aten_fallthrough_kernel() : nullptr;
   const Entry* best = nullptr;
   for (const Entry& e : it->second)
     if (opset >= e.since && opset <= e.until && (!best || e.since > best->since)) best = &e;

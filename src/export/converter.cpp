@@ -293,7 +293,16 @@ void Converter::fallback_node(const jit::Node* n, bool aten_node) {
       inputs.push_back(tensor_of(in));
       continue;
     }
-    if (iv->isNone()) continue;
+    if (iv->isNone()) {
+      // An absent optional tensor keeps its input slot (empty name), so that the inputs
+      // line up with the schema's tensor arguments; other Nones take their default.
+      auto* schema = n->maybeSchema();
+      if (schema && schema->arguments().at(i).type()->kind() == c10::TypeKind::OptionalType &&
+          schema->arguments().at(i).type()->cast<c10::OptionalType>()->getElementType()->kind() ==
+              c10::TypeKind::TensorType)
+        inputs.push_back(nullptr);
+      continue;
+    }
     if (iv->isInt())
       attrs.push_back({arg, iv->toInt()});
     else if (iv->isDouble())
