@@ -91,6 +91,16 @@ options:
 
 }  // namespace
 
+void write_export_test_data(const std::string& dir, const std::vector<at::Tensor>& inputs,
+                            const ExportSummary& s) {
+  TestDataSet set;
+  set.inputs = inputs;
+  set.outputs = s.eager_outputs;
+  for (const auto& i : s.inputs) set.input_names.push_back(i.name);
+  for (const auto& o : s.outputs) set.output_names.push_back(o.name);
+  write_test_data(dir, set);
+}
+
 int cmd_export(const std::vector<std::string>& argv) {
   if (wants_help(argv)) {
     std::cout << kExportHelp;
@@ -140,14 +150,7 @@ int cmd_export(const std::vector<std::string>& argv) {
   Traceable model = entry.make(seed);
   std::vector<torch::Tensor> inputs = entry.inputs(shapes, seed);
   ExportSummary s = export_traceable(model, inputs, *out, opt);
-  if (auto dir = a.get("--test-data")) {
-    TestDataSet set;
-    set.inputs = inputs;
-    set.outputs = s.eager_outputs;
-    for (const auto& i : s.inputs) set.input_names.push_back(i.name);
-    for (const auto& o : s.outputs) set.output_names.push_back(o.name);
-    write_test_data(*dir, set);
-  }
+  if (auto dir = a.get("--test-data")) write_export_test_data(*dir, inputs, s);
   std::cout << s.str();
   return 0;
 }

@@ -3,7 +3,14 @@
 #include <string>
 #include <vector>
 
+#include "tonnx/export.h"
+
 namespace tonnx::cli {
+
+// Writes `inputs` and the summary's eager outputs as DIR/test_data_set_0 (ONNX TensorProto),
+// named like the exported graph's inputs and outputs.
+void write_export_test_data(const std::string& dir, const std::vector<at::Tensor>& inputs,
+                            const tonnx::ExportSummary& summary);
 
 // Each returns the process exit code. Errors are thrown (UsageError -> 2, others -> 1).
 int cmd_export(const std::vector<std::string>& args);

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cli/args.h"
+#include "cli/commands.h"
 #include "cli/export_script.h"
 #include "tonnx/proto.h"
 #include "tonnx/torchscript.h"
@@ -101,14 +102,7 @@ int cmd_export_script(const std::vector<std::string>& argv) {
 
   torch::jit::Module m = load_torchscript(model);
   ExportSummary s = export_model(m, inputs, *out, opt);
-  if (auto dir = a.get("--test-data")) {
-    TestDataSet set;
-    set.inputs = inputs;
-    set.outputs = s.eager_outputs;
-    for (const auto& i : s.inputs) set.input_names.push_back(i.name);
-    for (const auto& o : s.outputs) set.output_names.push_back(o.name);
-    write_test_data(*dir, set);
-  }
+  if (auto dir = a.get("--test-data")) write_export_test_data(*dir, inputs, s);
   std::cout << s.str();
   return 0;
 }

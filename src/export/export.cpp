@@ -133,15 +133,22 @@ ir::Model export_to_model(const Traceable& model, const std::vector<torch::Tenso
 
 ExportSummary export_traceable(const Traceable& model, const std::vector<torch::Tensor>& args,
                                const std::string& path, const ExportOptions& options) {
+  return detail::export_to_path(path, options, [&] { return run_export(model, args, options); });
+}
+
+namespace detail {
+ExportSummary export_to_path(const std::string& path, const ExportOptions& o,
+                             const std::function<Exported()>& produce) {
   auto t0 = std::chrono::steady_clock::now();
   if (path.empty()) throw ExportError("the output path is empty");
   fs::path dir = fs::path(path).parent_path();
   if (!dir.empty() && !fs::is_directory(dir))
     throw ExportError("cannot write '" + path + "': folder '" + dir.string() + "' does not exist");
-  detail::Exported ex = run_export(model, args, options);
+  Exported ex = produce();
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return detail::write_exported(std::move(ex), path, options, seconds);
+  return write_exported(std::move(ex), path, o, seconds);
 }
+}  // namespace detail
 
 namespace detail {
 ExportSummary write_exported(Exported ex, const std::string& path, const ExportOptions& options, double seconds_so_far) {

@@ -5,6 +5,8 @@
 
 #include <torch/csrc/jit/ir/ir.h>
 
+#include <functional>
+
 #include "export/trace.h"
 #include "tonnx/export.h"
 
@@ -20,6 +22,11 @@ void validate_options(const ExportOptions& o);
 
 // Converts, optimizes and checks a frontend's graph; prints it when o.verbose.
 Exported finish_export(TraceResult tr, const ExportOptions& o);
+
+// Checks that `path` can be written, runs `produce` (trace/load + finish_export), writes the
+// result atomically and summarizes it. Every frontend's export_model goes through here.
+ExportSummary export_to_path(const std::string& path, const ExportOptions& o,
+                             const std::function<Exported()>& produce);
 
 // Writes an Exported atomically to `path` and summarizes it.
 ExportSummary write_exported(Exported ex, const std::string& path, const ExportOptions& o, double seconds_so_far);

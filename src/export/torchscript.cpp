@@ -451,14 +451,7 @@ ir::Model export_to_model(torch::jit::Module& module, const std::vector<torch::T
 
 ExportSummary export_model(torch::jit::Module& module, const std::vector<torch::Tensor>& inputs,
                            const std::string& path, const ExportOptions& options) {
-  auto t0 = std::chrono::steady_clock::now();
-  if (path.empty()) throw ExportError("the output path is empty");
-  fs::path dir = fs::path(path).parent_path();
-  if (!dir.empty() && !fs::is_directory(dir))
-    throw ExportError("cannot write '" + path + "': folder '" + dir.string() + "' does not exist");
-  detail::Exported ex = run_export(module, inputs, options);
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return detail::write_exported(std::move(ex), path, options, seconds);
+  return detail::export_to_path(path, options, [&] { return run_export(module, inputs, options); });
 }
 
 }  // namespace tonnx
