@@ -18,9 +18,12 @@ int main(int argc, char** argv) {
   uint64_t seed = 0;
   for (int i = 2; i + 1 < argc; i += 2) {
     std::string k = argv[i];
-    if (k == "--threads") threads = std::stoi(argv[i + 1]);
-    else if (k == "--repeat") repeat = std::stoi(argv[i + 1]);
-    else if (k == "--seed") seed = std::stoull(argv[i + 1]);
+    if (k == "--threads")
+      threads = std::stoi(argv[i + 1]);
+    else if (k == "--repeat")
+      repeat = std::stoi(argv[i + 1]);
+    else if (k == "--seed")
+      seed = std::stoull(argv[i + 1]);
   }
   try {
     at::set_num_threads(threads);
@@ -33,7 +36,8 @@ int main(int argc, char** argv) {
     for (int i = 0; i < repeat; ++i) {
       auto t0 = std::chrono::steady_clock::now();
       model.forward(inputs);
-      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
     std::sort(ms.begin(), ms.end());
     std::cout << "eager_median_ms=" << ms[ms.size() / 2] << "\n";

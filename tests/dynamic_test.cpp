@@ -11,8 +11,9 @@ namespace {
 using torch::Tensor;
 
 // Exports at the example sizes, then runs the file at `other` inputs.
-void expect_dynamic(const Traceable& model, const std::vector<Tensor>& example, const std::vector<Tensor>& other,
-                    ExportOptions opt, const std::string& name, Tolerance tol = {}) {
+void expect_dynamic(const Traceable& model, const std::vector<Tensor>& example,
+                    const std::vector<Tensor>& other, ExportOptions opt, const std::string& name,
+                    Tolerance tol = {}) {
   std::string dir = temp_dir(name);
   std::string path = dir + "/model.onnx";
   try {
@@ -30,40 +31,50 @@ void expect_dynamic(const Traceable& model, const std::vector<Tensor>& example, 
   auto outs = backend::prepare(path, "CPU").run(other);
   ASSERT_EQ(outs.size(), set.outputs.size());
   for (size_t i = 0; i < outs.size(); ++i)
-    EXPECT_TRUE(torch::allclose(outs[i], set.outputs[i], tol.rtol, tol.atol)) << name << " backend output " << i;
+    EXPECT_TRUE(torch::allclose(outs[i], set.outputs[i], tol.rtol, tol.atol))
+        << name << " backend output " << i;
 }
 
 TEST(DynamicAxes, ViewWithTracedBatchSize) {
   // torch::tensor(x.size(0)) is a constant tensor in the trace: it becomes NumToTensor(size).
-  auto fn = [](Tensor x) { return x.view({x.size(0), -1}).sum(1) + torch::arange(x.size(0)) * torch::tensor(x.size(0)); };
+  auto fn = [](Tensor x) {
+    return x.view({x.size(0), -1}).sum(1) + torch::arange(x.size(0)) * torch::tensor(x.size(0));
+  };
   ExportOptions opt;
   opt.input_names = {"x"};
   opt.dynamic_axes["x"] = {{0, "batch"}};
-  expect_dynamic(make_traceable_fn(fn), {torch::randn({2, 3, 4})}, {torch::randn({5, 3, 4})}, opt, "dyn_view");
+  expect_dynamic(make_traceable_fn(fn), {torch::randn({2, 3, 4})}, {torch::randn({5, 3, 4})}, opt,
+                 "dyn_view");
 }
 
 TEST(DynamicAxes, TransformerEncoderBatchAndSequence) {
   torch::manual_seed(3);
-  torch::nn::TransformerEncoderLayer layer(torch::nn::TransformerEncoderLayerOptions(16, 4).dim_feedforward(32).dropout(0.0));
+  torch::nn::TransformerEncoderLayer layer(
+      torch::nn::TransformerEncoderLayerOptions(16, 4).dim_feedforward(32).dropout(0.0));
   layer->eval();
-  Traceable t{layer.ptr(), [layer](const std::vector<Tensor>& in) mutable { return std::vector<Tensor>{layer->forward(in[0])}; }};
+  Traceable t{layer.ptr(), [layer](const std::vector<Tensor>& in) mutable {
+                return std::vector<Tensor>{layer->forward(in[0])};
+              }};
   ExportOptions opt;
   opt.input_names = {"src"};
   opt.output_names = {"out"};
   opt.dynamic_axes["src"] = {{0, "seq"}, {1, "batch"}};
   opt.dynamic_axes["out"] = {{0, "seq"}, {1, "batch"}};
   // Exported with sequence 5 and batch 2, run with sequence 7 and batch 3.
-  expect_dynamic(t, {torch::randn({5, 2, 16})}, {torch::randn({7, 3, 16})}, opt, "dyn_transformer", Tolerance{1e-3, 1e-4});
+  expect_dynamic(t, {torch::randn({5, 2, 16})}, {torch::randn({7, 3, 16})}, opt, "dyn_transformer",
+                 Tolerance{1e-3, 1e-4});
 }
 
 TEST(DynamicAxes, SharedSymbolAcrossInputs) {
-  auto fn = [](Tensor a, Tensor b) { return a.reshape({a.size(0), -1}) + b.reshape({b.size(0), 1}); };
+  auto fn = [](Tensor a, Tensor b) {
+    return a.reshape({a.size(0), -1}) + b.reshape({b.size(0), 1});
+  };
   ExportOptions opt;
   opt.input_names = {"a", "b"};
   opt.dynamic_axes["a"] = {{0, "n"}};
   opt.dynamic_axes["b"] = {{0, "n"}};
-  expect_dynamic(make_traceable_fn(fn), {torch::randn({2, 3}), torch::randn({2})}, {torch::randn({6, 3}), torch::randn({6})}, opt,
-                 "dyn_shared");
+  expect_dynamic(make_traceable_fn(fn), {torch::randn({2, 3}), torch::randn({2})},
+                 {torch::randn({6, 3}), torch::randn({6})}, opt, "dyn_shared");
 }
 
 TEST(DynamicAxes, DataDependentControlFlowIsAClearError) {
@@ -76,10 +87,12 @@ TEST(DynamicAxes, DataDependentControlFlowIsAClearError) {
   opt.input_names = {"x"};
   opt.dynamic_axes["x"] = {{0, "n"}};
   try {
-    export_traceable(make_traceable_fn(fn), {torch::randn({2})}, temp_dir("dyn_loop") + "/m.onnx", opt);
+    export_traceable(make_traceable_fn(fn), {torch::randn({2})}, temp_dir("dyn_loop") + "/m.onnx",
+                     opt);
     FAIL();
   } catch (const ExportError& e) {
-    EXPECT_NE(std::string(e.what()).find("control flow depends on them"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("control flow depends on them"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -89,7 +102,8 @@ TEST(DynamicAxes, SizesMismatchBetweenInputsIsAnError) {
   opt.input_names = {"a", "b"};
   opt.dynamic_axes["a"] = {{0, "n"}};
   opt.dynamic_axes["b"] = {{0, "n"}};
-  EXPECT_THROW(export_traceable(make_traceable_fn(fn), {torch::randn({2}), torch::randn({3})}, temp_dir("dyn_mismatch") + "/m.onnx", opt),
+  EXPECT_THROW(export_traceable(make_traceable_fn(fn), {torch::randn({2}), torch::randn({3})},
+                                temp_dir("dyn_mismatch") + "/m.onnx", opt),
                ExportError);
 }
 

@@ -280,8 +280,9 @@ TEST(Export, AtenFallbackWithOptionalTensorsAndScalarArguments) {
   // nll_loss has no symbolic: it becomes an ATen node whose absent optional `weight` keeps
   // its input slot and whose reduction / ignore_index are attributes; tonnx's backend runs it.
   auto fn = [](Tensor x, Tensor target) {
-    return torch::nn::functional::nll_loss(torch::log_softmax(x, 1), target,
-                                           torch::nn::functional::NLLLossFuncOptions().ignore_index(2));
+    return torch::nn::functional::nll_loss(
+        torch::log_softmax(x, 1), target,
+        torch::nn::functional::NLLLossFuncOptions().ignore_index(2));
   };
   ExportOptions opt;
   opt.operator_export_type = OperatorExportTypes::ONNX_ATEN_FALLBACK;

@@ -13,8 +13,8 @@ namespace tonnx::test {
 namespace {
 using torch::Tensor;
 
-void expect_script_matches(const std::string& source, const std::vector<Tensor>& inputs, const std::string& name,
-                           int opset = 17) {
+void expect_script_matches(const std::string& source, const std::vector<Tensor>& inputs,
+                           const std::string& name, int opset = 17) {
   torch::jit::Module m("Scripted");
   m.define(source);
   ExportOptions opt;
@@ -35,7 +35,8 @@ void expect_script_matches(const std::string& source, const std::vector<Tensor>&
   auto outs = backend::prepare(dir + "/model.onnx", "CPU").run(inputs);
   ASSERT_EQ(outs.size(), s.eager_outputs.size());
   for (size_t i = 0; i < outs.size(); ++i)
-    EXPECT_TRUE(torch::allclose(outs[i], s.eager_outputs[i], 1e-3, 1e-5)) << name << " backend output " << i;
+    EXPECT_TRUE(torch::allclose(outs[i], s.eager_outputs[i], 1e-3, 1e-5))
+        << name << " backend output " << i;
 }
 
 TEST(ScriptedOps, ConvolutionEntryPoints) {
@@ -47,7 +48,8 @@ def forward(self, x, w, w1, w3):
     d = torch.conv3d(x.unsqueeze(0), w3)
     return a, b, c, d
 )JIT",
-                        {torch::randn({1, 2, 6, 7}), torch::randn({3, 2, 3, 3}), torch::randn({4, 6, 2}), torch::randn({2, 1, 2, 2, 2})},
+                        {torch::randn({1, 2, 6, 7}), torch::randn({3, 2, 3, 3}),
+                         torch::randn({4, 6, 2}), torch::randn({2, 1, 2, 2, 2})},
                         "script_conv");
   expect_script_matches(R"JIT(
 def forward(self, x, w):
@@ -56,7 +58,8 @@ def forward(self, x, w):
     c = torch.conv_transpose3d(x.unsqueeze(2), w.unsqueeze(2))
     return a, b, c
 )JIT",
-                        {torch::randn({1, 2, 4, 5}), torch::randn({2, 3, 3, 3})}, "script_conv_transpose");
+                        {torch::randn({1, 2, 4, 5}), torch::randn({2, 3, 3, 3})},
+                        "script_conv_transpose");
 }
 
 TEST(ScriptedOps, ClipConcat) {

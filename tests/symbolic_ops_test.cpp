@@ -9,7 +9,9 @@ namespace {
 using torch::Tensor;
 namespace F = torch::nn::functional;
 
-Tensor special_values() { return torch::tensor({-2.5f, -1.f, 0.f, 0.5f, 3.f, NAN, INFINITY, -INFINITY}); }
+Tensor special_values() {
+  return torch::tensor({-2.5f, -1.f, 0.f, 0.5f, 3.f, NAN, INFINITY, -INFINITY});
+}
 
 class Ops : public ::testing::TestWithParam<int> {
  protected:
@@ -30,99 +32,176 @@ TEST_P(Ops9, UnaryFamilyWithSpecialValues) {
   Tensor pos = torch::rand({3, 4}) + 0.1;
   check([](Tensor x) { return -x; }, {s}, "neg");
   check([](Tensor x) { return torch::abs(x) + torch::exp(x * 0.1); }, {s}, "abs_exp");
-  check([](Tensor x) { return torch::sqrt(x) + torch::log(x) + torch::rsqrt(x); }, {pos}, "sqrt_log_rsqrt");
+  check([](Tensor x) { return torch::sqrt(x) + torch::log(x) + torch::rsqrt(x); }, {pos},
+        "sqrt_log_rsqrt");
   check([](Tensor x) { return torch::sqrt(x); }, {s}, "sqrt_nan");
   check([](Tensor x) { return torch::tanh(x) + torch::sigmoid(x); }, {s}, "tanh_sigmoid");
-  check([](Tensor x) { return torch::sin(x) * torch::cos(x) + torch::tan(x); }, {torch::randn({5})}, "trig");
-  check([](Tensor x) { return torch::asin(x) + torch::acos(x) + torch::atan(x); }, {torch::rand({5}) - 0.5}, "inverse_trig");
-  check([](Tensor x) { return torch::floor(x) + torch::ceil(x) + torch::trunc(x) + torch::sign(x); }, {s}, "rounding");
-  check([](Tensor x) { return torch::reciprocal(x) + torch::square(x); }, {pos}, "reciprocal_square");
-  check([](Tensor x) { return torch::log1p(x) + torch::expm1(x) + torch::log2(x) + torch::log10(x); }, {pos}, "log_family");
+  check([](Tensor x) { return torch::sin(x) * torch::cos(x) + torch::tan(x); }, {torch::randn({5})},
+        "trig");
+  check([](Tensor x) { return torch::asin(x) + torch::acos(x) + torch::atan(x); },
+        {torch::rand({5}) - 0.5}, "inverse_trig");
+  check(
+      [](Tensor x) { return torch::floor(x) + torch::ceil(x) + torch::trunc(x) + torch::sign(x); },
+      {s}, "rounding");
+  check([](Tensor x) { return torch::reciprocal(x) + torch::square(x); }, {pos},
+        "reciprocal_square");
+  check(
+      [](Tensor x) { return torch::log1p(x) + torch::expm1(x) + torch::log2(x) + torch::log10(x); },
+      {pos}, "log_family");
   check([](Tensor x) { return torch::erf(x); }, {torch::randn({6})}, "erf");
-  check([](Tensor x) { return torch::sqrt(x); }, {torch::tensor({4L, 9L, 2L})}, "sqrt_int_promotes");
+  check([](Tensor x) { return torch::sqrt(x); }, {torch::tensor({4L, 9L, 2L})},
+        "sqrt_int_promotes");
   check([](Tensor x) { return torch::isnan(x); }, {s}, "isnan");
-  check([](Tensor x) { return torch::logical_not(x); }, {torch::tensor({true, false})}, "logical_not");
+  check([](Tensor x) { return torch::logical_not(x); }, {torch::tensor({true, false})},
+        "logical_not");
   check([](Tensor x) { return torch::exp(x); }, {torch::randn({0, 3})}, "exp_empty");
 }
 
 TEST_P(Ops, RoundHalfToEven) {
-  check([](Tensor x) { return torch::round(x); }, {torch::tensor({0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 2.4f})}, "round");
+  check([](Tensor x) { return torch::round(x); },
+        {torch::tensor({0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 2.4f})}, "round");
 }
 
 TEST_P(Ops9, ComparisonsAndLogic) {
-  Tensor a = torch::tensor({{1.f, NAN, 3.f}, {-INFINITY, 2.f, 2.f}}), b = torch::tensor({2.f, NAN, 3.f});
-  check([](Tensor a, Tensor b) { return std::make_tuple(a == b, a != b, a > b, a < b, a >= b, a <= b); }, {a, b}, "compare");
+  Tensor a = torch::tensor({{1.f, NAN, 3.f}, {-INFINITY, 2.f, 2.f}}),
+         b = torch::tensor({2.f, NAN, 3.f});
+  check([](Tensor a,
+           Tensor b) { return std::make_tuple(a == b, a != b, a > b, a < b, a >= b, a <= b); },
+        {a, b}, "compare");
   check([](Tensor a) { return std::make_tuple(a > 2, a <= 1.5, a == 2); }, {a}, "compare_scalar");
-  check([](Tensor a, Tensor b) { return a > b; }, {torch::tensor({1L, 5L, -3L}), torch::tensor({2.5f})}, "compare_int_float");
-  check([](Tensor a, Tensor b) { return std::make_tuple(a & b, a | b, a ^ b, torch::logical_and(a, b)); },
-        {torch::tensor({true, true, false, false}), torch::tensor({true, false, true, false})}, "logic_bool");
-  check([](Tensor a, Tensor b) { return torch::logical_or(a, b); }, {torch::tensor({0.f, 1.f, 2.f}), torch::tensor({0L, 0L, 1L})},
-        "logical_or_numbers");
+  check([](Tensor a, Tensor b) { return a > b; },
+        {torch::tensor({1L, 5L, -3L}), torch::tensor({2.5f})}, "compare_int_float");
+  check([](Tensor a,
+           Tensor b) { return std::make_tuple(a & b, a | b, a ^ b, torch::logical_and(a, b)); },
+        {torch::tensor({true, true, false, false}), torch::tensor({true, false, true, false})},
+        "logic_bool");
+  check([](Tensor a, Tensor b) { return torch::logical_or(a, b); },
+        {torch::tensor({0.f, 1.f, 2.f}), torch::tensor({0L, 0L, 1L})}, "logical_or_numbers");
 }
 
 TEST_P(Ops9, MaxMinPowWhereMaskedFillClamp) {
   Tensor a = torch::randn({2, 3}), b = torch::randn({3});
-  check([](Tensor a, Tensor b) { return std::make_tuple(torch::maximum(a, b), torch::minimum(a, b), torch::max(a, b)); }, {a, b},
-        "max_min_binary");
+  check(
+      [](Tensor a, Tensor b) {
+        return std::make_tuple(torch::maximum(a, b), torch::minimum(a, b), torch::max(a, b));
+      },
+      {a, b}, "max_min_binary");
   check([](Tensor a) { return torch::pow(a.abs(), 2.5) + torch::pow(a, 2); }, {a}, "pow_scalar");
   check([](Tensor a, Tensor b) { return torch::pow(a.abs() + 0.1, b); }, {a, b}, "pow_tensor");
   check([](Tensor a) { return torch::pow(a, 3); }, {torch::tensor({-3L, 2L, 5L})}, "pow_int");
-  check([](Tensor c, Tensor a, Tensor b) { return torch::where(c, a, b); }, {torch::rand({2, 3}) > 0.5, a, b}, "where");
-  check([](Tensor a) { return torch::where(a > 0, a, torch::zeros_like(a)); }, {a}, "where_zeros_like");
-  check([](Tensor a, Tensor m) { return a.masked_fill(m, -INFINITY); }, {a, torch::rand({2, 3}) > 0.5}, "masked_fill_inf");
-  check([](Tensor a) { return torch::clamp(a, -0.5, 0.5) + torch::clamp_min(a, 0) + torch::clamp_max(a, 0.1); }, {a}, "clamp_scalar");
+  check([](Tensor c, Tensor a, Tensor b) { return torch::where(c, a, b); },
+        {torch::rand({2, 3}) > 0.5, a, b}, "where");
+  check([](Tensor a) { return torch::where(a > 0, a, torch::zeros_like(a)); }, {a},
+        "where_zeros_like");
+  check([](Tensor a, Tensor m) { return a.masked_fill(m, -INFINITY); },
+        {a, torch::rand({2, 3}) > 0.5}, "masked_fill_inf");
+  check(
+      [](Tensor a) {
+        return torch::clamp(a, -0.5, 0.5) + torch::clamp_min(a, 0) + torch::clamp_max(a, 0.1);
+      },
+      {a}, "clamp_scalar");
   check([](Tensor a, Tensor lo) { return torch::clamp(a, lo, lo + 1); }, {a, b}, "clamp_tensor");
-  check([](Tensor a) { return torch::clamp(a, 1, 4); }, {torch::tensor({-2L, 3L, 9L})}, "clamp_int64");
+  check([](Tensor a) { return torch::clamp(a, 1, 4); }, {torch::tensor({-2L, 3L, 9L})},
+        "clamp_int64");
   check([](Tensor a) { return torch::clamp(a, c10::nullopt, 0.2); }, {a}, "clamp_no_min");
 }
 
 TEST_P(Ops, IntegerDivisionAsPyTorch) {
-  Tensor a = torch::tensor({7L, -7L, 7L, -7L, 0L, 5L}), b = torch::tensor({2L, 2L, -2L, -2L, 3L, 5L});
-  check([](Tensor a, Tensor b) { return std::make_tuple(torch::floor_divide(a, b), torch::remainder(a, b), torch::fmod(a, b)); },
-        {a, b}, "int_div_family");
-  check([](Tensor a) { return std::make_tuple(torch::floor_divide(a, 3), torch::remainder(a, -3), torch::fmod(a, -3)); }, {a},
-        "int_div_scalar");
-  Tensor fa = torch::tensor({7.5f, -7.5f, 7.5f, -7.5f, 0.f}), fb = torch::tensor({2.f, 2.f, -2.f, -2.f, 3.f});
-  check([](Tensor a, Tensor b) { return std::make_tuple(torch::floor_divide(a, b), torch::remainder(a, b), torch::fmod(a, b)); },
-        {fa, fb}, "float_div_family");
+  Tensor a = torch::tensor({7L, -7L, 7L, -7L, 0L, 5L}),
+         b = torch::tensor({2L, 2L, -2L, -2L, 3L, 5L});
+  check(
+      [](Tensor a, Tensor b) {
+        return std::make_tuple(torch::floor_divide(a, b), torch::remainder(a, b),
+                               torch::fmod(a, b));
+      },
+      {a, b}, "int_div_family");
+  check(
+      [](Tensor a) {
+        return std::make_tuple(torch::floor_divide(a, 3), torch::remainder(a, -3),
+                               torch::fmod(a, -3));
+      },
+      {a}, "int_div_scalar");
+  Tensor fa = torch::tensor({7.5f, -7.5f, 7.5f, -7.5f, 0.f}),
+         fb = torch::tensor({2.f, 2.f, -2.f, -2.f, 3.f});
+  check(
+      [](Tensor a, Tensor b) {
+        return std::make_tuple(torch::floor_divide(a, b), torch::remainder(a, b),
+                               torch::fmod(a, b));
+      },
+      {fa, fb}, "float_div_family");
   check([](Tensor a, Tensor b) { return torch::div(a, b, "floor"); }, {a, b}, "div_floor_int");
 }
 
 TEST_P(Ops9, Activations) {
   Tensor s = special_values();
   Tensor x = torch::randn({2, 4, 3, 3});
-  check([](Tensor x) { return F::leaky_relu(x, F::LeakyReLUFuncOptions().negative_slope(0.3)); }, {s}, "leaky_relu");
-  check([](Tensor x) { return torch::elu(x, 0.7) + torch::selu(x) + torch::celu(x, 1.3); }, {torch::randn({9})}, "elu_family");
+  check([](Tensor x) { return F::leaky_relu(x, F::LeakyReLUFuncOptions().negative_slope(0.3)); },
+        {s}, "leaky_relu");
+  check([](Tensor x) { return torch::elu(x, 0.7) + torch::selu(x) + torch::celu(x, 1.3); },
+        {torch::randn({9})}, "elu_family");
   check([](Tensor x) { return torch::elu(x, 1.0, 2.0, 0.5); }, {torch::randn({9})}, "elu_scales");
   auto w1 = torch::tensor({0.25f}), w4 = torch::rand({4});
   check([w1, w4](Tensor x) { return torch::prelu(x, w1) + torch::prelu(x, w4); }, {x}, "prelu");
   check([](Tensor x) { return torch::threshold(x, 0.2, -3.0); }, {x}, "threshold");
-  check([](Tensor x) { return torch::hardtanh(x, -0.5, 0.7) + F::relu6(x * 5); }, {x}, "hardtanh_relu6");
+  check([](Tensor x) { return torch::hardtanh(x, -0.5, 0.7) + F::relu6(x * 5); }, {x},
+        "hardtanh_relu6");
   check([](Tensor x) { return F::glu(x, 1) + F::glu(x, -3); }, {x}, "glu");
-  check([](Tensor x) { return F::softplus(x) + F::softplus(x, F::SoftplusFuncOptions().beta(2).threshold(1)); }, {x * 10}, "softplus");
-  check([](Tensor x) { return torch::hardsigmoid(x) + torch::hardswish(x) + F::silu(x) + F::mish(x); }, {x * 4}, "mobile_acts");
-  check([](Tensor x) { return F::logsigmoid(x) + F::tanhshrink(x) + F::hardshrink(x, 0.5) + F::softshrink(x, 0.5); }, {x},
-        "shrinks");
-  check([](Tensor x) { return F::gelu(x) + F::gelu(x, F::GELUFuncOptions().approximate("tanh")); }, {x * 3}, "gelu");
+  check(
+      [](Tensor x) {
+        return F::softplus(x) + F::softplus(x, F::SoftplusFuncOptions().beta(2).threshold(1));
+      },
+      {x * 10}, "softplus");
+  check(
+      [](Tensor x) {
+        return torch::hardsigmoid(x) + torch::hardswish(x) + F::silu(x) + F::mish(x);
+      },
+      {x * 4}, "mobile_acts");
+  check(
+      [](Tensor x) {
+        return F::logsigmoid(x) + F::tanhshrink(x) + F::hardshrink(x, 0.5) + F::softshrink(x, 0.5);
+      },
+      {x}, "shrinks");
+  check([](Tensor x) { return F::gelu(x) + F::gelu(x, F::GELUFuncOptions().approximate("tanh")); },
+        {x * 3}, "gelu");
 }
 
 TEST_P(Ops, Reductions) {
   Tensor x = torch::randn({2, 3, 4});
-  check([](Tensor x) { return std::make_tuple(x.sum(), x.mean(), x.prod()); }, {x * 0.5}, "reduce_all");
-  check([](Tensor x) { return std::make_tuple(x.sum({-1}), x.mean(at::IntArrayRef{0, 2}, true), x.prod(1, true)); }, {x}, "reduce_dims");
+  check([](Tensor x) { return std::make_tuple(x.sum(), x.mean(), x.prod()); }, {x * 0.5},
+        "reduce_all");
+  check(
+      [](Tensor x) {
+        return std::make_tuple(x.sum({-1}), x.mean(at::IntArrayRef{0, 2}, true), x.prod(1, true));
+      },
+      {x}, "reduce_dims");
   check([](Tensor x) { return x.sum(1, false, torch::kDouble); }, {x}, "sum_dtype");
   check([](Tensor x) { return x.sum(); }, {torch::tensor({1L, 2L, 3L})}, "sum_int64");
   check([](Tensor x) { return x.sum(0); }, {torch::ones({0, 3})}, "sum_empty");
-  check([](Tensor x) { return std::make_tuple(x.amax({1, 2}), x.amin(-1, true), x.max(), x.min()); }, {x}, "amax_amin");
+  check(
+      [](Tensor x) {
+        return std::make_tuple(x.amax({1, 2}), x.amin(-1, true), x.max(), x.min());
+      },
+      {x}, "amax_amin");
   check([](Tensor x) { return x.max(1); }, {x}, "max_dim_indices");
   check([](Tensor x) { return x.min(-1, true); }, {x}, "min_dim_keep");
-  check([](Tensor x) { return std::make_tuple(x.argmax(), x.argmin(1), x.argmax(-1, true)); }, {x}, "argmax");
-  check([](Tensor x) { return std::make_tuple(x.norm(), x.norm(1, {1}), x.norm(3, {-1}, true)); }, {x}, "norm");
-  check([](Tensor x) { return torch::linalg_vector_norm(x, INFINITY, at::IntArrayRef{1}, false, c10::nullopt); }, {x}, "norm_inf");
-  check([](Tensor x) { return std::make_tuple(x.var(), x.std(1), x.var(at::IntArrayRef{0, 2}, false, true)); }, {x}, "var_std");
+  check([](Tensor x) { return std::make_tuple(x.argmax(), x.argmin(1), x.argmax(-1, true)); }, {x},
+        "argmax");
+  check([](Tensor x) { return std::make_tuple(x.norm(), x.norm(1, {1}), x.norm(3, {-1}, true)); },
+        {x}, "norm");
+  check(
+      [](Tensor x) {
+        return torch::linalg_vector_norm(x, INFINITY, at::IntArrayRef{1}, false, c10::nullopt);
+      },
+      {x}, "norm_inf");
+  check(
+      [](Tensor x) {
+        return std::make_tuple(x.var(), x.std(1), x.var(at::IntArrayRef{0, 2}, false, true));
+      },
+      {x}, "var_std");
   check([](Tensor x) { return torch::logsumexp(x, {1}); }, {x}, "logsumexp");
   check([](Tensor x) { return torch::cumsum(x, -1) + torch::cumsum(x, 0); }, {x}, "cumsum");
-  check([](Tensor x) { return torch::cumsum(x, 0); }, {torch::tensor({1L, -2L, 5L})}, "cumsum_int64");
+  check([](Tensor x) { return torch::cumsum(x, 0); }, {torch::tensor({1L, -2L, 5L})},
+        "cumsum_int64");
 }
 
 TEST_P(Ops, ShapeOps) {
@@ -130,13 +209,15 @@ TEST_P(Ops, ShapeOps) {
   check([](Tensor x) { return x.transpose(0, -1) + 0; }, {x}, "transpose");
   check([](Tensor x) { return x.permute({2, 0, 1}); }, {x}, "permute");
   check([](Tensor x) { return x.unsqueeze(1).expand({-1, 5, -1, -1}); }, {x}, "expand");
-  check([](Tensor x, Tensor y) { return x.expand_as(y); }, {torch::randn({3, 1}), torch::randn({2, 3, 4})}, "expand_as");
+  check([](Tensor x, Tensor y) { return x.expand_as(y); },
+        {torch::randn({3, 1}), torch::randn({2, 3, 4})}, "expand_as");
   check([](Tensor x) { return x.split(2, 2); }, {x}, "split_int");
   check([](Tensor x) { return x.split_with_sizes({1, 3}, -1); }, {x}, "split_sizes");
   check([](Tensor x) { return x.chunk(2, 1); }, {x}, "chunk_uneven");
   check([](Tensor x) { return x.unbind(1); }, {x}, "unbind");
   check([](Tensor a, Tensor b) { return torch::stack({a, b}, -1); }, {x, x * 2}, "stack");
-  check([](Tensor x) { return x.unsqueeze(-1).squeeze(-1).squeeze(); }, {torch::randn({1, 3, 1})}, "squeeze_unsqueeze");
+  check([](Tensor x) { return x.unsqueeze(-1).squeeze(-1).squeeze(); }, {torch::randn({1, 3, 1})},
+        "squeeze_unsqueeze");
   check([](Tensor x) { return x.squeeze(1); }, {x}, "squeeze_noop");
   check([](Tensor x) { return x.flatten(1).reshape({-1}); }, {x}, "reshape_flat");
 }
@@ -147,30 +228,58 @@ TEST_P(Ops, IndexingOps) {
   check([](Tensor x) { return x.slice(1, 1, -1, 2); }, {x}, "slice_step");
   check([](Tensor x) { return x.slice(0, -3); }, {x}, "slice_negative");
   check([](Tensor x) { return x.narrow(2, 1, 2) + x.narrow(2, -2, 2); }, {x}, "narrow");
-  check([](Tensor x, Tensor i) { return x.index_select(1, i); }, {x, torch::tensor({4L, 0L, 0L})}, "index_select");
-  check([](Tensor x, Tensor i) { return x.gather(1, i); }, {x, torch::randint(0, 5, {4, 2, 3})}, "gather");
-  check([](Tensor x, Tensor i, Tensor s) { return x.scatter(0, i, s); }, {torch::zeros({3, 5}), torch::tensor({{0L, 1L, 2L, 0L, 1L}}), torch::randn({1, 5})},
+  check([](Tensor x, Tensor i) { return x.index_select(1, i); }, {x, torch::tensor({4L, 0L, 0L})},
+        "index_select");
+  check([](Tensor x, Tensor i) { return x.gather(1, i); }, {x, torch::randint(0, 5, {4, 2, 3})},
+        "gather");
+  check([](Tensor x, Tensor i, Tensor s) { return x.scatter(0, i, s); },
+        {torch::zeros({3, 5}), torch::tensor({{0L, 1L, 2L, 0L, 1L}}), torch::randn({1, 5})},
         "scatter");
-  check([](Tensor x, Tensor i) { return x.index({i}); }, {x, torch::tensor({3L, -1L, 0L})}, "index_tensor");
-  check([](Tensor x, Tensor i) { return x.index({torch::indexing::Slice(), i}); }, {x, torch::tensor({{1L, 2L}, {0L, 4L}})},
-        "index_second_dim");
-  check([](Tensor x, Tensor m) { return x.index({m}); }, {x, torch::tensor({true, false, true, true})}, "index_bool_vector");
+  check([](Tensor x, Tensor i) { return x.index({i}); }, {x, torch::tensor({3L, -1L, 0L})},
+        "index_tensor");
+  check(
+      [](Tensor x, Tensor i) {
+        return x.index({torch::indexing::Slice(), i});
+      },
+      {x, torch::tensor({{1L, 2L}, {0L, 4L}})}, "index_second_dim");
+  check([](Tensor x, Tensor m) { return x.index({m}); },
+        {x, torch::tensor({true, false, true, true})}, "index_bool_vector");
   check([](Tensor x) { return x.index({x > 0}); }, {x}, "index_bool_mask");
-  check([](Tensor x, Tensor i, Tensor j) { return x.index({i, j}); }, {x, torch::tensor({0L, 3L}), torch::tensor({1L, 4L})},
-        "index_two");
-  check([](Tensor x, Tensor i, Tensor v) { return x.index_put({i}, v); }, {x, torch::tensor({1L, 3L}), torch::randn({2, 5, 3})},
-        "index_put");
-  check([](Tensor x) { return x.masked_fill(x < 0, 0).index_put({x > 1}, torch::tensor(7.f)); }, {x}, "index_put_mask");
+  check(
+      [](Tensor x, Tensor i, Tensor j) {
+        return x.index({i, j});
+      },
+      {x, torch::tensor({0L, 3L}), torch::tensor({1L, 4L})}, "index_two");
+  check([](Tensor x, Tensor i, Tensor v) { return x.index_put({i}, v); },
+        {x, torch::tensor({1L, 3L}), torch::randn({2, 5, 3})}, "index_put");
+  check([](Tensor x) { return x.masked_fill(x < 0, 0).index_put({x > 1}, torch::tensor(7.f)); },
+        {x}, "index_put_mask");
   check([](Tensor x) { return x.flip({0, -1}); }, {x}, "flip");
-  check([](Tensor x) { return x.roll({1, -2}, {0, 1}) + x.roll(3).reshape({4, 5, 3}); }, {x}, "roll");
+  check(
+      [](Tensor x) {
+        return x.roll({1, -2}, {0, 1}) + x.roll(3).reshape({4, 5, 3});
+      },
+      {x}, "roll");
   check([](Tensor x) { return x.repeat({2, 1, 1, 3}); }, {x}, "repeat");
 }
 
 TEST_P(Ops, PaddingPixelShuffleEmbeddingCasts) {
   Tensor x = torch::randn({1, 8, 3, 4});
-  check([](Tensor x) { return F::pad(x, F::PadFuncOptions({1, 2, 0, 1}).value(-1.5)); }, {x}, "pad_constant");
-  check([](Tensor x) { return F::pad(x, F::PadFuncOptions({1, 2, 2, 1}).mode(torch::kReflect)); }, {x}, "pad_reflect");
-  check([](Tensor x) { return F::pad(x, F::PadFuncOptions({3, 1, 0, 2}).mode(torch::kReplicate)); }, {x}, "pad_replicate");
+  check(
+      [](Tensor x) {
+        return F::pad(x, F::PadFuncOptions({1, 2, 0, 1}).value(-1.5));
+      },
+      {x}, "pad_constant");
+  check(
+      [](Tensor x) {
+        return F::pad(x, F::PadFuncOptions({1, 2, 2, 1}).mode(torch::kReflect));
+      },
+      {x}, "pad_reflect");
+  check(
+      [](Tensor x) {
+        return F::pad(x, F::PadFuncOptions({3, 1, 0, 2}).mode(torch::kReplicate));
+      },
+      {x}, "pad_replicate");
   check([](Tensor x) { return F::pixel_shuffle(x, 2); }, {x}, "pixel_shuffle");
   check([](Tensor x) { return F::pixel_unshuffle(x, 1); }, {x}, "pixel_unshuffle");
   torch::nn::Embedding emb(torch::nn::EmbeddingOptions(10, 4).padding_idx(0).max_norm(1.0));
@@ -180,24 +289,40 @@ TEST_P(Ops, PaddingPixelShuffleEmbeddingCasts) {
   // max_norm renormalizes the weight in place while tracing: LibTorch's own outputs are the oracle.
   expect_export_matches(make_traceable(emb), {torch::tensor({{0L, 3L, 9L}, {3L, 3L, 1L}})}, opt,
                         "embedding_max_norm" + std::to_string(opset()));
-  check([](Tensor x) { return std::make_tuple(x.to(torch::kLong), x.to(torch::kBool), x.to(torch::kDouble)); },
-        {torch::tensor({-1.7f, 0.f, 2.9f})}, "casts");
+  check(
+      [](Tensor x) {
+        return std::make_tuple(x.to(torch::kLong), x.to(torch::kBool), x.to(torch::kDouble));
+      },
+      {torch::tensor({-1.7f, 0.f, 2.9f})}, "casts");
   // Every ONNX tensor type that ATen has: float -> integer truncates toward zero.
-  check([](Tensor x) {
-    return std::make_tuple(x.to(torch::kInt), x.to(torch::kShort), x.to(torch::kChar), x.abs().to(torch::kByte),
-                           x.to(torch::kHalf), x.to(torch::kInt).to(torch::kDouble), x.to(torch::kBool).to(torch::kLong));
-  }, {torch::tensor({-100.7f, -1.5f, 0.f, 0.4f, 2.9f, 120.f})}, "casts_all_types");
-  check([](Tensor x, Tensor y) { return x.type_as(y) + y; }, {torch::tensor({1L, 2L}), torch::tensor({0.5f, 1.5f})}, "type_as");
+  check(
+      [](Tensor x) {
+        return std::make_tuple(x.to(torch::kInt), x.to(torch::kShort), x.to(torch::kChar),
+                               x.abs().to(torch::kByte), x.to(torch::kHalf),
+                               x.to(torch::kInt).to(torch::kDouble),
+                               x.to(torch::kBool).to(torch::kLong));
+      },
+      {torch::tensor({-100.7f, -1.5f, 0.f, 0.4f, 2.9f, 120.f})}, "casts_all_types");
+  check([](Tensor x, Tensor y) { return x.type_as(y) + y; },
+        {torch::tensor({1L, 2L}), torch::tensor({0.5f, 1.5f})}, "type_as");
   check([](Tensor s, Tensor a, Tensor b) { return torch::baddbmm(s, a, b, 0.5, 2); },
         {torch::randn({2, 3, 5}), torch::randn({2, 3, 4}), torch::randn({2, 4, 5})}, "baddbmm");
 }
 
 TEST_P(Ops, CreationTriangularTopkSort) {
   Tensor x = torch::randn({3, 5});
-  check([](Tensor x) { return x + torch::arange(5) + torch::arange(1, 6, 2).sum() + torch::ones({5}) * 2 + torch::zeros({3, 1}); },
-        {x}, "creation");
+  check(
+      [](Tensor x) {
+        return x + torch::arange(5) + torch::arange(1, 6, 2).sum() + torch::ones({5}) * 2 +
+               torch::zeros({3, 1});
+      },
+      {x}, "creation");
   check([](Tensor x) { return x + torch::full({1, 5}, 0.5); }, {x}, "full");
-  check([](Tensor x) { return std::make_tuple(torch::triu(x), torch::tril(x, -1), torch::triu(x, 2)); }, {x}, "triu_tril");
+  check(
+      [](Tensor x) {
+        return std::make_tuple(torch::triu(x), torch::tril(x, -1), torch::triu(x, 2));
+      },
+      {x}, "triu_tril");
   check([](Tensor x) { return torch::tril(x); }, {torch::randn({2, 4, 4})}, "tril_batched");
   check([](Tensor x) { return x.topk(2, 1); }, {x}, "topk");
   check([](Tensor x) { return x.topk(3, 0, false); }, {x}, "topk_smallest");
@@ -207,35 +332,72 @@ TEST_P(Ops, CreationTriangularTopkSort) {
 TEST_P(Ops, Normalizations) {
   Tensor x = torch::randn({2, 6, 4, 5});
   auto w = torch::rand({5}) + 0.5, b = torch::randn({5});
-  check([w, b](Tensor x) { return F::layer_norm(x, F::LayerNormFuncOptions({5}).weight(w).bias(b)); }, {x}, "layer_norm");
-  check([](Tensor x) { return F::layer_norm(x, F::LayerNormFuncOptions({4, 5}).eps(1e-3)); }, {x}, "layer_norm_2d_noaffine");
+  check(
+      [w, b](Tensor x) { return F::layer_norm(x, F::LayerNormFuncOptions({5}).weight(w).bias(b)); },
+      {x}, "layer_norm");
+  check(
+      [](Tensor x) {
+        return F::layer_norm(x, F::LayerNormFuncOptions({4, 5}).eps(1e-3));
+      },
+      {x}, "layer_norm_2d_noaffine");
   auto gw = torch::rand({6}), gb = torch::randn({6});
-  check([gw, gb](Tensor x) { return F::group_norm(x, F::GroupNormFuncOptions(3).weight(gw).bias(gb)); }, {x}, "group_norm");
-  check([gw, gb](Tensor x) { return F::instance_norm(x, F::InstanceNormFuncOptions().weight(gw).bias(gb)); }, {x}, "instance_norm");
+  check([gw,
+         gb](Tensor x) { return F::group_norm(x, F::GroupNormFuncOptions(3).weight(gw).bias(gb)); },
+        {x}, "group_norm");
+  check(
+      [gw, gb](Tensor x) {
+        return F::instance_norm(x, F::InstanceNormFuncOptions().weight(gw).bias(gb));
+      },
+      {x}, "instance_norm");
 }
 
 TEST_P(Ops, Interpolation) {
   Tensor x = torch::randn({1, 2, 5, 7});
-  check([](Tensor x) { return F::interpolate(x, F::InterpolateFuncOptions().scale_factor(std::vector<double>{2, 3}).mode(torch::kNearest)); },
-        {x}, "nearest_scale");
-  check([](Tensor x) { return F::interpolate(x, F::InterpolateFuncOptions().size(std::vector<int64_t>{8, 9}).mode(torch::kNearest)); },
-        {x}, "nearest_size");
+  check(
+      [](Tensor x) {
+        return F::interpolate(x, F::InterpolateFuncOptions()
+                                     .scale_factor(std::vector<double>{2, 3})
+                                     .mode(torch::kNearest));
+      },
+      {x}, "nearest_scale");
+  check(
+      [](Tensor x) {
+        return F::interpolate(
+            x, F::InterpolateFuncOptions().size(std::vector<int64_t>{8, 9}).mode(torch::kNearest));
+      },
+      {x}, "nearest_size");
   for (bool align : {true, false}) {
     std::string a = align ? "_align" : "";
-    check([align](Tensor x) {
-      return F::interpolate(x, F::InterpolateFuncOptions().size(std::vector<int64_t>{9, 4}).mode(torch::kBilinear).align_corners(align));
-    }, {x}, "bilinear_size" + a);
-    check([align](Tensor x) {
-      return F::interpolate(x, F::InterpolateFuncOptions().scale_factor(std::vector<double>{1.5, 2}).mode(torch::kBilinear).align_corners(align));
-    }, {x}, "bilinear_scale" + a);
-    check([align](Tensor x) {
-      return F::interpolate(x, F::InterpolateFuncOptions().size(std::vector<int64_t>{10, 14}).mode(torch::kBicubic).align_corners(align));
-    }, {x}, "bicubic" + a, Tolerance{1e-3, 1e-4});
+    check(
+        [align](Tensor x) {
+          return F::interpolate(x, F::InterpolateFuncOptions()
+                                       .size(std::vector<int64_t>{9, 4})
+                                       .mode(torch::kBilinear)
+                                       .align_corners(align));
+        },
+        {x}, "bilinear_size" + a);
+    check(
+        [align](Tensor x) {
+          return F::interpolate(x, F::InterpolateFuncOptions()
+                                       .scale_factor(std::vector<double>{1.5, 2})
+                                       .mode(torch::kBilinear)
+                                       .align_corners(align));
+        },
+        {x}, "bilinear_scale" + a);
+    check(
+        [align](Tensor x) {
+          return F::interpolate(x, F::InterpolateFuncOptions()
+                                       .size(std::vector<int64_t>{10, 14})
+                                       .mode(torch::kBicubic)
+                                       .align_corners(align));
+        },
+        {x}, "bicubic" + a, Tolerance{1e-3, 1e-4});
   }
 }
 
 TEST_P(Ops9, RecurrentLayers) {
-  torch::nn::LSTM lstm(torch::nn::LSTMOptions(4, 6).num_layers(2).bidirectional(true).batch_first(true));
+  torch::nn::LSTM lstm(
+      torch::nn::LSTMOptions(4, 6).num_layers(2).bidirectional(true).batch_first(true));
   torch::nn::GRU gru(torch::nn::GRUOptions(4, 5).num_layers(2));
   torch::nn::RNN rnn(torch::nn::RNNOptions(4, 3).nonlinearity(torch::kReLU).bias(false));
   lstm->eval();
@@ -249,7 +411,8 @@ TEST_P(Ops9, RecurrentLayers) {
                      auto [y, hc] = lstm->forward(in[0], std::make_tuple(in[1], in[2]));
                      return std::vector<Tensor>{y, std::get<0>(hc), std::get<1>(hc)};
                    }};
-  expect_export_matches(t_lstm, {x, torch::randn({4, 3, 6}), torch::randn({4, 3, 6})}, opt, "lstm_bidir_batch_first" + suffix);
+  expect_export_matches(t_lstm, {x, torch::randn({4, 3, 6}), torch::randn({4, 3, 6})}, opt,
+                        "lstm_bidir_batch_first" + suffix);
   expect_export_matches(make_traceable(gru), {x}, opt, "gru_no_state" + suffix);
   Traceable t_rnn{rnn.ptr(), [rnn](const std::vector<Tensor>& in) mutable {
                     auto [y, hn] = rnn->forward(in[0], in[1]);
@@ -269,22 +432,29 @@ TEST_P(Ops9, UnfoldAndIm2col) {
   check([](Tensor x) { return x.unfold(1, 3, 2); }, {x}, "unfold");
   check([](Tensor x) { return x.unfold(-1, 2, 1); }, {x}, "unfold_last");
   Tensor img = torch::randn({1, 2, 6, 7});
-  check([](Tensor x) { return F::unfold(x, F::UnfoldFuncOptions({2, 3}).stride(2).padding(1).dilation({1, 2})); }, {img}, "im2col");
+  check(
+      [](Tensor x) {
+        return F::unfold(x, F::UnfoldFuncOptions({2, 3}).stride(2).padding(1).dilation({1, 2}));
+      },
+      {img}, "im2col");
 }
 
 TEST_P(Ops, NativeMultiHeadAttentionFastPath) {
-  // The fused op PyTorch records for MultiheadAttention in eval; torch.onnx 1.13 has no symbolic for it.
+  // The fused op PyTorch records for MultiheadAttention in eval; torch.onnx 1.13 has no symbolic
+  // for it.
   int64_t e = 8, h = 2;
   Tensor qkv_w = torch::randn({3 * e, e}) * 0.3, qkv_b = torch::randn({3 * e}) * 0.1;
   Tensor proj_w = torch::randn({e, e}) * 0.3, proj_b = torch::randn({e}) * 0.1;
   auto mha = [=](Tensor q, Tensor mask) {
-    auto [out, w] = torch::_native_multi_head_attention(q, q, q, e, h, qkv_w, qkv_b, proj_w, proj_b, mask, true, true, 1);
+    auto [out, w] = torch::_native_multi_head_attention(q, q, q, e, h, qkv_w, qkv_b, proj_w, proj_b,
+                                                        mask, true, true, 1);
     return std::make_tuple(out, w);
   };
   Tensor mask = torch::tensor({{false, false, false, true}, {false, false, false, false}});
   check(mha, {torch::randn({2, 4, e}), mask}, "native_mha", Tolerance{1e-3, 1e-5});
   auto no_weights = [=](Tensor q) {
-    return std::get<0>(torch::_native_multi_head_attention(q, q, q, e, h, qkv_w, qkv_b, proj_w, proj_b, {}, false));
+    return std::get<0>(torch::_native_multi_head_attention(q, q, q, e, h, qkv_w, qkv_b, proj_w,
+                                                           proj_b, {}, false));
   };
   check(no_weights, {torch::randn({3, 5, e})}, "native_mha_no_weights");
 }
@@ -299,61 +469,155 @@ namespace {
 TEST_P(Ops, DirectAtenEntryPoints) {
   Tensor x = torch::randn({1, 2, 6, 7}), w = torch::randn({3, 2, 3, 3});
   check([w](Tensor x) { return torch::conv2d(x, w, {}, 1, 1); }, {x}, "aten_conv2d");
-  check([](Tensor x) { return torch::conv1d(x, torch::ones({2, 2, 3})); }, {torch::randn({1, 2, 8})}, "aten_conv1d");
-  check([](Tensor x) { return torch::conv3d(x, torch::ones({1, 2, 2, 2, 2}) * 0.5); }, {torch::randn({1, 2, 3, 4, 5})}, "aten_conv3d");
-  check([w](Tensor x) { return torch::convolution(x, w, {}, {2, 1}, {0, 1}, {1, 1}, false, {0, 0}, 1); }, {x}, "aten_convolution");
-  check([](Tensor x) { return torch::conv_transpose1d(x, torch::ones({2, 3, 3}) * 0.3, {}, 2); }, {torch::randn({1, 2, 5})},
-        "aten_conv_transpose1d");
-  check([](Tensor x) { return torch::conv_transpose2d(x, torch::ones({2, 1, 2, 3}) * 0.3, {}, 1, 1); }, {x.narrow(1, 0, 2)},
-        "aten_conv_transpose2d");
-  check([](Tensor x) { return torch::conv_transpose3d(x, torch::ones({2, 1, 2, 2, 2}) * 0.3); }, {torch::randn({1, 2, 3, 3, 3})},
-        "aten_conv_transpose3d");
-  check([](Tensor x) { return torch::constant_pad_nd(x, {1, 0, 2, 2}, 3.5); }, {x}, "aten_constant_pad_nd");
-  check([](Tensor x) { return torch::reflection_pad2d(x, {1, 2, 2, 1}) + 0; }, {x}, "aten_reflection_pad2d");
-  check([](Tensor x) { return torch::reflection_pad1d(x, {2, 1}); }, {torch::randn({1, 2, 5})}, "aten_reflection_pad1d");
-  check([](Tensor x) { return torch::reflection_pad3d(x, {1, 1, 1, 1, 1, 1}); }, {torch::randn({1, 1, 3, 3, 3})},
-        "aten_reflection_pad3d");
-  check([](Tensor x) { return torch::replication_pad1d(x, {2, 1}); }, {torch::randn({1, 2, 5})}, "aten_replication_pad1d");
-  check([](Tensor x) { return torch::replication_pad2d(x, {0, 3, 1, 0}); }, {x}, "aten_replication_pad2d");
-  check([](Tensor x) { return torch::replication_pad3d(x, {1, 0, 0, 1, 1, 1}); }, {torch::randn({1, 1, 3, 3, 3})},
-        "aten_replication_pad3d");
-  check([](Tensor x) { return torch::_softmax(x, 1, false) + torch::_log_softmax(x, -1, false); }, {x}, "aten_softmax_internal");
-  check([](Tensor x) { return torch::_reshape_alias(x.contiguous(), {2, 42}, {42, 1}); }, {x}, "aten_reshape_alias");
-  check([](Tensor x) { return torch::_to_copy(x, torch::kDouble) + torch::clip(x, -1, 1).to(torch::kDouble); }, {x}, "aten_to_copy_clip");
-  check([](Tensor x) { return torch::rsub(x, 2.0, 3) + x.clone() + x.detach(); }, {x}, "aten_rsub_clone_detach");
+  check(
+      [](Tensor x) {
+        return torch::conv1d(x, torch::ones({2, 2, 3}));
+      },
+      {torch::randn({1, 2, 8})}, "aten_conv1d");
+  check(
+      [](Tensor x) {
+        return torch::conv3d(x, torch::ones({1, 2, 2, 2, 2}) * 0.5);
+      },
+      {torch::randn({1, 2, 3, 4, 5})}, "aten_conv3d");
+  check(
+      [w](Tensor x) {
+        return torch::convolution(x, w, {}, {2, 1}, {0, 1}, {1, 1}, false, {0, 0}, 1);
+      },
+      {x}, "aten_convolution");
+  check(
+      [](Tensor x) {
+        return torch::conv_transpose1d(x, torch::ones({2, 3, 3}) * 0.3, {}, 2);
+      },
+      {torch::randn({1, 2, 5})}, "aten_conv_transpose1d");
+  check(
+      [](Tensor x) {
+        return torch::conv_transpose2d(x, torch::ones({2, 1, 2, 3}) * 0.3, {}, 1, 1);
+      },
+      {x.narrow(1, 0, 2)}, "aten_conv_transpose2d");
+  check(
+      [](Tensor x) {
+        return torch::conv_transpose3d(x, torch::ones({2, 1, 2, 2, 2}) * 0.3);
+      },
+      {torch::randn({1, 2, 3, 3, 3})}, "aten_conv_transpose3d");
+  check(
+      [](Tensor x) {
+        return torch::constant_pad_nd(x, {1, 0, 2, 2}, 3.5);
+      },
+      {x}, "aten_constant_pad_nd");
+  check(
+      [](Tensor x) {
+        return torch::reflection_pad2d(x, {1, 2, 2, 1}) + 0;
+      },
+      {x}, "aten_reflection_pad2d");
+  check(
+      [](Tensor x) {
+        return torch::reflection_pad1d(x, {2, 1});
+      },
+      {torch::randn({1, 2, 5})}, "aten_reflection_pad1d");
+  check(
+      [](Tensor x) {
+        return torch::reflection_pad3d(x, {1, 1, 1, 1, 1, 1});
+      },
+      {torch::randn({1, 1, 3, 3, 3})}, "aten_reflection_pad3d");
+  check(
+      [](Tensor x) {
+        return torch::replication_pad1d(x, {2, 1});
+      },
+      {torch::randn({1, 2, 5})}, "aten_replication_pad1d");
+  check(
+      [](Tensor x) {
+        return torch::replication_pad2d(x, {0, 3, 1, 0});
+      },
+      {x}, "aten_replication_pad2d");
+  check(
+      [](Tensor x) {
+        return torch::replication_pad3d(x, {1, 0, 0, 1, 1, 1});
+      },
+      {torch::randn({1, 1, 3, 3, 3})}, "aten_replication_pad3d");
+  check([](Tensor x) { return torch::_softmax(x, 1, false) + torch::_log_softmax(x, -1, false); },
+        {x}, "aten_softmax_internal");
+  check(
+      [](Tensor x) {
+        return torch::_reshape_alias(x.contiguous(), {2, 42}, {42, 1});
+      },
+      {x}, "aten_reshape_alias");
+  check(
+      [](Tensor x) {
+        return torch::_to_copy(x, torch::kDouble) + torch::clip(x, -1, 1).to(torch::kDouble);
+      },
+      {x}, "aten_to_copy_clip");
+  check([](Tensor x) { return torch::rsub(x, 2.0, 3) + x.clone() + x.detach(); }, {x},
+        "aten_rsub_clone_detach");
   check([](Tensor x) { return torch::concat({x, x}, -1); }, {x}, "aten_concat");
   check([](Tensor x) { return torch::unsafe_split(x, 3, 3); }, {x}, "aten_unsafe_split");
   check([](Tensor x) { return torch::frobenius_norm(x, {1, 2}); }, {x}, "aten_frobenius_norm");
-  check([](Tensor x) { return torch::alpha_dropout(x, 0.2, false) + torch::feature_alpha_dropout(x, 0.3, false); }, {x},
-        "aten_alpha_dropouts");
-  check([](Tensor x) { return x + torch::empty({7}).fill_(1) + torch::ones_like(x) + torch::full_like(x, 2.5); }, {x}, "aten_like");
+  check(
+      [](Tensor x) {
+        return torch::alpha_dropout(x, 0.2, false) + torch::feature_alpha_dropout(x, 0.3, false);
+      },
+      {x}, "aten_alpha_dropouts");
+  check(
+      [](Tensor x) {
+        return x + torch::empty({7}).fill_(1) + torch::ones_like(x) + torch::full_like(x, 2.5);
+      },
+      {x}, "aten_like");
   check([](Tensor a, Tensor b) { return torch::logical_xor(a, b) | torch::bitwise_not(a); },
-        {torch::tensor({true, false, true}), torch::tensor({true, true, false})}, "aten_logical_xor_bitwise_not");
-  check([](Tensor x) { return torch::sinh(x) + torch::cosh(x) + torch::asinh(x) + torch::atanh(x * 0.5) + torch::acosh(x.abs() + 1); },
-        {torch::rand({6}) - 0.5}, "aten_hyperbolic");
+        {torch::tensor({true, false, true}), torch::tensor({true, true, false})},
+        "aten_logical_xor_bitwise_not");
+  check(
+      [](Tensor x) {
+        return torch::sinh(x) + torch::cosh(x) + torch::asinh(x) + torch::atanh(x * 0.5) +
+               torch::acosh(x.abs() + 1);
+      },
+      {torch::rand({6}) - 0.5}, "aten_hyperbolic");
 }
 
 TEST_P(Ops, PoolsAndInterpolationIn1dAnd3d) {
   Tensor x1 = torch::randn({2, 3, 10}), x3 = torch::randn({1, 2, 4, 6, 6});
-  check([](Tensor x) { return torch::max_pool1d(x, 3, 2, 1) + torch::avg_pool1d(x, 3, 2, 1); }, {x1}, "pool1d");
+  check([](Tensor x) { return torch::max_pool1d(x, 3, 2, 1) + torch::avg_pool1d(x, 3, 2, 1); },
+        {x1}, "pool1d");
   check([](Tensor x) { return torch::max_pool3d(x, 2) + torch::avg_pool3d(x, 2); }, {x3}, "pool3d");
   check([](Tensor x) { return torch::max_pool1d_with_indices(x, 2); }, {x1}, "pool1d_indices");
   check([](Tensor x) { return torch::max_pool3d_with_indices(x, 2); }, {x3}, "pool3d_indices");
-  check([](Tensor x) { return torch::adaptive_avg_pool1d(x, 5) + std::get<0>(torch::adaptive_max_pool1d(x, 5)); }, {x1},
-        "adaptive1d");
-  check([](Tensor x) { return torch::adaptive_avg_pool3d(x, {2, 3, 1}) + std::get<0>(torch::adaptive_max_pool3d(x, {2, 3, 1})); },
-        {x3}, "adaptive3d");
+  check(
+      [](Tensor x) {
+        return torch::adaptive_avg_pool1d(x, 5) + std::get<0>(torch::adaptive_max_pool1d(x, 5));
+      },
+      {x1}, "adaptive1d");
+  check(
+      [](Tensor x) {
+        return torch::adaptive_avg_pool3d(x, {2, 3, 1}) +
+               std::get<0>(torch::adaptive_max_pool3d(x, {2, 3, 1}));
+      },
+      {x3}, "adaptive3d");
   namespace F = torch::nn::functional;
-  check([](Tensor x) { return F::interpolate(x, F::InterpolateFuncOptions().size(std::vector<int64_t>{15}).mode(torch::kNearest)); },
-        {x1}, "nearest1d");
-  check([](Tensor x) { return F::interpolate(x, F::InterpolateFuncOptions().size(std::vector<int64_t>{17}).mode(torch::kLinear)); },
-        {x1}, "linear1d");
-  check([](Tensor x) {
-    return F::interpolate(x, F::InterpolateFuncOptions().size(std::vector<int64_t>{5, 7, 9}).mode(torch::kNearest));
-  }, {x3}, "nearest3d");
-  check([](Tensor x) {
-    return F::interpolate(x, F::InterpolateFuncOptions().size(std::vector<int64_t>{5, 7, 9}).mode(torch::kTrilinear).align_corners(true));
-  }, {x3}, "trilinear3d");
+  check(
+      [](Tensor x) {
+        return F::interpolate(
+            x, F::InterpolateFuncOptions().size(std::vector<int64_t>{15}).mode(torch::kNearest));
+      },
+      {x1}, "nearest1d");
+  check(
+      [](Tensor x) {
+        return F::interpolate(
+            x, F::InterpolateFuncOptions().size(std::vector<int64_t>{17}).mode(torch::kLinear));
+      },
+      {x1}, "linear1d");
+  check(
+      [](Tensor x) {
+        return F::interpolate(
+            x,
+            F::InterpolateFuncOptions().size(std::vector<int64_t>{5, 7, 9}).mode(torch::kNearest));
+      },
+      {x3}, "nearest3d");
+  check(
+      [](Tensor x) {
+        return F::interpolate(x, F::InterpolateFuncOptions()
+                                     .size(std::vector<int64_t>{5, 7, 9})
+                                     .mode(torch::kTrilinear)
+                                     .align_corners(true));
+      },
+      {x3}, "trilinear3d");
 }
 
 TEST_P(Ops, RnnTanhDefault) {
@@ -361,7 +625,8 @@ TEST_P(Ops, RnnTanhDefault) {
   rnn->eval();
   ExportOptions opt;
   opt.opset_version = opset();
-  expect_export_matches(make_traceable(rnn), {torch::randn({5, 2, 3})}, opt, "rnn_tanh" + std::to_string(opset()));
+  expect_export_matches(make_traceable(rnn), {torch::randn({5, 2, 3})}, opt,
+                        "rnn_tanh" + std::to_string(opset()));
 }
 
 }  // namespace

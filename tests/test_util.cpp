@@ -25,10 +25,12 @@ class RecordEmitted : public ::testing::Environment {
     const char* path = std::getenv("TONNX_RECORD_EMITTED");
     if (!path) return;
     std::ofstream out(path);
-    for (const auto& r : detail::emitted_records()) out << r.aten_kind << "\t" << r.opset << "\t" << r.onnx_op << "\n";
+    for (const auto& r : detail::emitted_records())
+      out << r.aten_kind << "\t" << r.opset << "\t" << r.onnx_op << "\n";
   }
 };
-const auto* const kRecordEmitted [[maybe_unused]] = ::testing::AddGlobalTestEnvironment(new RecordEmitted);
+const auto* const kRecordEmitted [[maybe_unused]] =
+    ::testing::AddGlobalTestEnvironment(new RecordEmitted);
 }  // namespace
 
 std::string source_dir() {

@@ -22,30 +22,36 @@ TEST_P(Transformer, MultiheadAttentionWithMasks) {
                 auto [out, w] = mha->forward(in[0], in[0], in[0], in[1], true, causal);
                 return std::vector<Tensor>{out, w};
               }};
-  Tensor pad = torch::tensor({{false, false, false, true, true}, {false, false, false, false, false}});
+  Tensor pad =
+      torch::tensor({{false, false, false, true, true}, {false, false, false, false, false}});
   ExportOptions opt;
   opt.opset_version = GetParam();
-  expect_export_matches(t, {torch::randn({5, 2, 16}), pad}, opt, "mha_masks" + std::to_string(GetParam()), Tolerance{1e-3, 1e-5});
+  expect_export_matches(t, {torch::randn({5, 2, 16}), pad}, opt,
+                        "mha_masks" + std::to_string(GetParam()), Tolerance{1e-3, 1e-5});
 }
 
 TEST_P(Transformer, EncoderAndDecoderStacks) {
-  torch::nn::TransformerEncoder enc(
-      torch::nn::TransformerEncoderOptions(torch::nn::TransformerEncoderLayerOptions(16, 2).dim_feedforward(32).dropout(0.1), 2));
-  torch::nn::TransformerDecoder dec(
-      torch::nn::TransformerDecoderOptions(torch::nn::TransformerDecoderLayerOptions(16, 2).dim_feedforward(32).activation(torch::kGELU), 2));
+  torch::nn::TransformerEncoder enc(torch::nn::TransformerEncoderOptions(
+      torch::nn::TransformerEncoderLayerOptions(16, 2).dim_feedforward(32).dropout(0.1), 2));
+  torch::nn::TransformerDecoder dec(torch::nn::TransformerDecoderOptions(
+      torch::nn::TransformerDecoderLayerOptions(16, 2).dim_feedforward(32).activation(torch::kGELU),
+      2));
   enc->eval();
   dec->eval();
   ExportOptions opt;
   opt.opset_version = GetParam();
-  Traceable te{enc.ptr(), [enc](const std::vector<Tensor>& in) mutable { return std::vector<Tensor>{enc->forward(in[0])}; }};
-  expect_export_matches(te, {torch::randn({6, 2, 16})}, opt, "encoder" + std::to_string(GetParam()), Tolerance{1e-3, 1e-5});
+  Traceable te{enc.ptr(), [enc](const std::vector<Tensor>& in) mutable {
+                 return std::vector<Tensor>{enc->forward(in[0])};
+               }};
+  expect_export_matches(te, {torch::randn({6, 2, 16})}, opt, "encoder" + std::to_string(GetParam()),
+                        Tolerance{1e-3, 1e-5});
   Traceable td{dec.ptr(), [dec](const std::vector<Tensor>& in) mutable {
                  int64_t l = in[0].size(0);
                  Tensor mask = torch::triu(torch::full({l, l}, -INFINITY), 1);
                  return std::vector<Tensor>{dec->forward(in[0], in[1], mask)};
                }};
-  expect_export_matches(td, {torch::randn({4, 2, 16}), torch::randn({6, 2, 16})}, opt, "decoder" + std::to_string(GetParam()),
-                        Tolerance{1e-3, 1e-5});
+  expect_export_matches(td, {torch::randn({4, 2, 16}), torch::randn({6, 2, 16})}, opt,
+                        "decoder" + std::to_string(GetParam()), Tolerance{1e-3, 1e-5});
 }
 
 }  // namespace

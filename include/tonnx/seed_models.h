@@ -43,8 +43,8 @@ enum class RnnType { LSTM, GRU, RNN_TANH, RNN_RELU };
 // forward({tokens [seq, batch] int64, h0 [nlayers, batch, nhid][, c0]}) ->
 // {log_softmax [seq*batch, ntoken], h_n[, c_n]}
 struct WordLanguageModelImpl : torch::nn::Module {
-  WordLanguageModelImpl(RnnType type, int64_t ntoken = 33278, int64_t ninp = 200, int64_t nhid = 200,
-                        int64_t nlayers = 2, double dropout = 0.2);
+  WordLanguageModelImpl(RnnType type, int64_t ntoken = 33278, int64_t ninp = 200,
+                        int64_t nhid = 200, int64_t nlayers = 2, double dropout = 0.2);
   std::vector<torch::Tensor> forward(const std::vector<torch::Tensor>& inputs);
   torch::nn::Dropout drop{nullptr};
   torch::nn::Embedding encoder{nullptr};

@@ -14,7 +14,8 @@ namespace {
 bool is_tensor_arg(const c10::Argument& a) {
   const auto& t = a.type();
   if (t->kind() == c10::TypeKind::TensorType) return true;
-  if (auto opt = t->cast<c10::OptionalType>()) return opt->getElementType()->kind() == c10::TypeKind::TensorType;
+  if (auto opt = t->cast<c10::OptionalType>())
+    return opt->getElementType()->kind() == c10::TypeKind::TensorType;
   return false;
 }
 
@@ -23,11 +24,16 @@ c10::IValue attr_to_ivalue(const ir::Node& n, const c10::Argument& a, const ir::
   if (auto opt = t->cast<c10::OptionalType>()) t = opt->getElementType();
   using K = ir::AttrValue::Kind;
   switch (t->kind()) {
-    case c10::TypeKind::BoolType: return c10::IValue(v.i() != 0);
-    case c10::TypeKind::IntType: return c10::IValue(v.i());
-    case c10::TypeKind::FloatType: return c10::IValue(static_cast<double>(v.kind() == K::Int ? v.i() : v.f()));
-    case c10::TypeKind::NumberType: return v.kind() == K::Int ? c10::IValue(v.i()) : c10::IValue(static_cast<double>(v.f()));
-    case c10::TypeKind::StringType: return c10::IValue(v.s());
+    case c10::TypeKind::BoolType:
+      return c10::IValue(v.i() != 0);
+    case c10::TypeKind::IntType:
+      return c10::IValue(v.i());
+    case c10::TypeKind::FloatType:
+      return c10::IValue(static_cast<double>(v.kind() == K::Int ? v.i() : v.f()));
+    case c10::TypeKind::NumberType:
+      return v.kind() == K::Int ? c10::IValue(v.i()) : c10::IValue(static_cast<double>(v.f()));
+    case c10::TypeKind::StringType:
+      return c10::IValue(v.s());
     case c10::TypeKind::ListType: {
       if (v.kind() == K::Ints) return c10::IValue(v.ints());
       if (v.kind() == K::Floats) {
@@ -36,7 +42,8 @@ c10::IValue attr_to_ivalue(const ir::Node& n, const c10::Argument& a, const ir::
       }
       break;
     }
-    default: break;
+    default:
+      break;
   }
   kernel_fail(n, "attribute '" + a.name() + "' cannot be passed as " + a.type()->annotation_str());
 }
@@ -56,7 +63,9 @@ KernelFactory aten_kernel(bool from_attr) {
           break;
         }
     }
-    if (!handle) kernel_fail(n, "LibTorch has no operator aten::" + op + (overload.empty() ? "" : "." + overload));
+    if (!handle)
+      kernel_fail(
+          n, "LibTorch has no operator aten::" + op + (overload.empty() ? "" : "." + overload));
     c10::OperatorHandle h = *handle;
     const c10::FunctionSchema& schema = h.schema();
     return [h, &n, &schema](const Tensors& in) -> Tensors {
@@ -78,12 +87,16 @@ KernelFactory aten_kernel(bool from_attr) {
       h.callBoxed(stack);
       Tensors out;
       for (const auto& v : stack) {
-        if (v.isTensor()) out.push_back(v.toTensor());
+        if (v.isTensor())
+          out.push_back(v.toTensor());
         else if (v.isTensorList())
           for (const auto& t : v.toTensorVector()) out.push_back(t);
-        else if (v.isInt()) out.push_back(at::scalar_tensor(v.toInt(), at::kLong));
-        else if (v.isDouble()) out.push_back(at::scalar_tensor(v.toDouble(), at::kDouble));
-        else if (v.isBool()) out.push_back(at::scalar_tensor(v.toBool(), at::kBool));
+        else if (v.isInt())
+          out.push_back(at::scalar_tensor(v.toInt(), at::kLong));
+        else if (v.isDouble())
+          out.push_back(at::scalar_tensor(v.toDouble(), at::kDouble));
+        else if (v.isBool())
+          out.push_back(at::scalar_tensor(v.toBool(), at::kBool));
       }
       return out;
     };

@@ -55,10 +55,13 @@ int main(int argc, char** argv) {
     rest = {"--help"};
   }
   static const std::map<std::string, std::function<int(const std::vector<std::string>&)>> commands =
-      {{"export", tonnx::cli::cmd_export}, {"models", tonnx::cli::cmd_models},
-       {"check", tonnx::cli::cmd_check},   {"print", tonnx::cli::cmd_print},
-       {"run", tonnx::cli::cmd_run},       {"symbolics", tonnx::cli::cmd_symbolics},
-      {"conformance", tonnx::cli::cmd_conformance}};
+      {{"export", tonnx::cli::cmd_export},
+       {"models", tonnx::cli::cmd_models},
+       {"check", tonnx::cli::cmd_check},
+       {"print", tonnx::cli::cmd_print},
+       {"run", tonnx::cli::cmd_run},
+       {"symbolics", tonnx::cli::cmd_symbolics},
+       {"conformance", tonnx::cli::cmd_conformance}};
   auto it = commands.find(cmd);
   if (it == commands.end()) {
     std::cerr << "tonnx: unknown command '" << cmd << "'\n\n" << kUsage;

@@ -254,7 +254,8 @@ void Converter::bind_outputs(const jit::Node* n, const Outputs& outs) {
     // A list of tensors maps to its elements; an int[] / float[] is one 1-D tensor.
     auto elem = n->output()->type()->cast<c10::ListType>()->getElementType();
     if (elem->kind() != c10::TypeKind::TensorType && vals.size() == 1) {
-      if (!vals[0]->type()) vals[0]->set_type(ir::TensorType{ir::DType::Int64, std::vector<ir::Dim>(1)});
+      if (!vals[0]->type())
+        vals[0]->set_type(ir::TensorType{ir::DType::Int64, std::vector<ir::Dim>(1)});
       env_.back()[n->output()] = vals[0];
       return;
     }

@@ -52,7 +52,8 @@ std::string describe_use(const jit::Value* v) {
   for (const jit::Use& u : v->uses()) {
     os << u.user->kind().toQualString();
     auto* n = const_cast<jit::Node*>(u.user);
-    if (n->scope() && !n->scope()->isBlank()) os << " (scope " << n->scope()->namesFromRoot() << ")";
+    if (n->scope() && !n->scope()->isBlank())
+      os << " (scope " << n->scope()->namesFromRoot() << ")";
     break;
   }
   return os.str();
@@ -94,23 +95,29 @@ void generalize_sizes(TraceResult& a, const TraceResult& b, const std::vector<Dy
   std::vector<jit::Node*> na(a.graph->nodes().begin(), a.graph->nodes().end());
   std::vector<jit::Node*> nb(b.graph->nodes().begin(), b.graph->nodes().end());
   auto structure_error = [&](size_t i) {
-    std::string where = i < na.size() ? na[i]->kind().toQualString() : std::string("the end of the graph");
-    throw ExportError("dynamic_axes: the model records different ops when the dynamic axes change size (first at " +
-                      where + ", node " + std::to_string(i) +
-                      "): its control flow depends on them, so one trace cannot represent it");
+    std::string where =
+        i < na.size() ? na[i]->kind().toQualString() : std::string("the end of the graph");
+    throw ExportError(
+        "dynamic_axes: the model records different ops when the dynamic axes change size (first "
+        "at " +
+        where + ", node " + std::to_string(i) +
+        "): its control flow depends on them, so one trace cannot represent it");
   };
   if (na.size() != nb.size()) structure_error(std::min(na.size(), nb.size()));
   Rewriter rw(a, dims);
   for (size_t i = 0; i < na.size(); ++i) {
     jit::Node* x = na[i];
-    if (x->kind() != nb[i]->kind() || x->inputs().size() != nb[i]->inputs().size()) structure_error(i);
+    if (x->kind() != nb[i]->kind() || x->inputs().size() != nb[i]->inputs().size())
+      structure_error(i);
     if (x->kind() != c10::prim::Constant || !x->hasUses()) continue;
     auto va = jit::toIValue(x->output()), vb = jit::toIValue(nb[i]->output());
     if (!va || !vb) continue;
     if (va->isInt() && vb->isInt()) {
       if (va->toInt() == vb->toInt()) continue;
       auto e = explain(va->toInt(), vb->toInt(), dims);
-      if (!e) cannot(x->output(), "the size " + std::to_string(va->toInt()) + " changes with the dynamic axes but is not a product of them");
+      if (!e)
+        cannot(x->output(), "the size " + std::to_string(va->toInt()) +
+                                " changes with the dynamic axes but is not a product of them");
       jit::WithInsertPoint guard(x->next());
       x->output()->replaceAllUsesWith(rw.emit(*e));
       continue;
@@ -118,7 +125,8 @@ void generalize_sizes(TraceResult& a, const TraceResult& b, const std::vector<Dy
     if (va->isIntList() && vb->isIntList()) {
       auto la = va->toIntVector(), lb = vb->toIntVector();
       if (la == lb) continue;
-      if (la.size() != lb.size()) cannot(x->output(), "a list of sizes changes length with the dynamic axes");
+      if (la.size() != lb.size())
+        cannot(x->output(), "a list of sizes changes length with the dynamic axes");
       jit::WithInsertPoint guard(x->next());
       std::vector<jit::Value*> elems;
       for (size_t k = 0; k < la.size(); ++k) {
@@ -127,7 +135,9 @@ void generalize_sizes(TraceResult& a, const TraceResult& b, const std::vector<Dy
           continue;
         }
         auto e = explain(la[k], lb[k], dims);
-        if (!e) cannot(x->output(), "the size " + std::to_string(la[k]) + " changes with the dynamic axes but is not a product of them");
+        if (!e)
+          cannot(x->output(), "the size " + std::to_string(la[k]) +
+                                  " changes with the dynamic axes but is not a product of them");
         elems.push_back(rw.emit(*e));
       }
       jit::Node* list = a.graph->insertNode(a.graph->createList(c10::IntType::get(), elems));
@@ -136,7 +146,8 @@ void generalize_sizes(TraceResult& a, const TraceResult& b, const std::vector<Dy
     }
     if (va->isTensor() && vb->isTensor()) {
       const at::Tensor &ta = va->toTensor(), &tb = vb->toTensor();
-      if (ta.sizes() == tb.sizes() && ta.scalar_type() == tb.scalar_type() && at::equal(ta, tb)) continue;
+      if (ta.sizes() == tb.sizes() && ta.scalar_type() == tb.scalar_type() && at::equal(ta, tb))
+        continue;
       if (ta.dim() == 0 && tb.dim() == 0 && !at::isFloatingType(ta.scalar_type())) {
         auto e = explain(ta.item<int64_t>(), tb.item<int64_t>(), dims);
         if (e) {
@@ -146,10 +157,12 @@ void generalize_sizes(TraceResult& a, const TraceResult& b, const std::vector<Dy
           continue;
         }
       }
-      cannot(x->output(), "a constant tensor of shape " + c10::str(ta.sizes()) + " changes with the dynamic axes");
+      cannot(x->output(), "a constant tensor of shape " + c10::str(ta.sizes()) +
+                              " changes with the dynamic axes");
     }
     if (va->isDouble() && vb->isDouble() && va->toDouble() != vb->toDouble())
-      cannot(x->output(), "the number " + std::to_string(va->toDouble()) + " changes with the dynamic axes");
+      cannot(x->output(),
+             "the number " + std::to_string(va->toDouble()) + " changes with the dynamic axes");
   }
 }
 

@@ -151,7 +151,8 @@ ExportSummary export_to_path(const std::string& path, const ExportOptions& o,
 }  // namespace detail
 
 namespace detail {
-ExportSummary write_exported(Exported ex, const std::string& path, const ExportOptions& options, double seconds_so_far) {
+ExportSummary write_exported(Exported ex, const std::string& path, const ExportOptions& options,
+                             double seconds_so_far) {
   auto t0 = std::chrono::steady_clock::now();
   StageTimer timer;
   try {
@@ -167,7 +168,8 @@ ExportSummary write_exported(Exported ex, const std::string& path, const ExportO
   const ir::Graph& g = *ex.model.graph;
   for (const ir::Value* v : g.inputs())
     if (!g.is_initializer(v)) s.inputs.push_back({v->name(), v->type().value_or(ir::TensorType{})});
-  for (const ir::Value* v : g.outputs()) s.outputs.push_back({v->name(), v->type().value_or(ir::TensorType{})});
+  for (const ir::Value* v : g.outputs())
+    s.outputs.push_back({v->name(), v->type().value_or(ir::TensorType{})});
   for (const auto& n : g.nodes()) {
     ++s.op_counts[n->op_type()];
     ++s.num_nodes;
@@ -176,7 +178,8 @@ ExportSummary write_exported(Exported ex, const std::string& path, const ExportO
   for (const auto& [v, t] : g.initializers()) s.parameter_bytes += t.numel() * t.element_size();
   s.file_bytes = static_cast<int64_t>(fs::file_size(path));
   s.eager_outputs = std::move(ex.eager_outputs);
-  s.seconds = seconds_so_far + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  s.seconds =
+      seconds_so_far + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return s;
 }
 }  // namespace detail

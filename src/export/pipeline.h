@@ -29,6 +29,7 @@ ExportSummary export_to_path(const std::string& path, const ExportOptions& o,
                              const std::function<Exported()>& produce);
 
 // Writes an Exported atomically to `path` and summarizes it.
-ExportSummary write_exported(Exported ex, const std::string& path, const ExportOptions& o, double seconds_so_far);
+ExportSummary write_exported(Exported ex, const std::string& path, const ExportOptions& o,
+                             double seconds_so_far);
 
 }  // namespace tonnx::detail

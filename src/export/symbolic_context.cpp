@@ -187,7 +187,8 @@ std::vector<double> SymbolicContext::floats(size_t idx) const {
     for (int64_t x : v.toIntVector()) out.push_back(static_cast<double>(x));
     return out;
   }
-  fail("input " + std::to_string(idx) + " (" + arg_name(idx) + ") must be a float[], got " + v.tagKind());
+  fail("input " + std::to_string(idx) + " (" + arg_name(idx) + ") must be a float[], got " +
+       v.tagKind());
 }
 
 std::optional<at::Tensor> SymbolicContext::constant_tensor(size_t idx) const {

@@ -218,7 +218,8 @@ std::string default_input_name(size_t index, size_t num_inputs) {
 }
 
 namespace {
-TraceResult trace_once(const Traceable& model, const std::vector<torch::Tensor>& args, TrainingMode mode);
+TraceResult trace_once(const Traceable& model, const std::vector<torch::Tensor>& args,
+                       TrainingMode mode);
 
 // Grows `t` along `axis` to `size` by repeating its leading slices: values stay in the
 // input's own domain (token ids stay valid ids).
@@ -256,20 +257,23 @@ TraceResult trace(const Traceable& model, const std::vector<torch::Tensor>& args
       if (axis < 0 || axis >= rank)
         throw ExportError("dynamic_axes for '" + name + "': axis " + std::to_string(axis0) +
                           " is out of range for an input of rank " + std::to_string(rank));
-      auto d = std::find_if(dims.begin(), dims.end(), [&](const DynamicDim& x) { return x.symbol == sym; });
+      auto d = std::find_if(dims.begin(), dims.end(),
+                            [&](const DynamicDim& x) { return x.symbol == sym; });
       if (d == dims.end()) {
         dims.push_back({sym, {}, args[i].size(axis), 0});
         d = dims.end() - 1;
       } else if (d->size_a != args[i].size(axis)) {
-        throw ExportError("dynamic axis '" + sym + "' has size " + std::to_string(d->size_a) + " in one input and " +
-                          std::to_string(args[i].size(axis)) + " in '" + name + "'; the example inputs must agree");
+        throw ExportError("dynamic axis '" + sym + "' has size " + std::to_string(d->size_a) +
+                          " in one input and " + std::to_string(args[i].size(axis)) + " in '" +
+                          name + "'; the example inputs must agree");
       }
       d->uses.push_back({i, axis});
     }
   }
   if (dims.empty()) return a;
   // Second trace: each symbol grows by a different amount so that products stay distinct.
-  for (size_t k = 0; k < dims.size(); ++k) dims[k].size_b = dims[k].size_a + static_cast<int64_t>(k) + 1;
+  for (size_t k = 0; k < dims.size(); ++k)
+    dims[k].size_b = dims[k].size_a + static_cast<int64_t>(k) + 1;
   std::vector<torch::Tensor> args_b = args;
   for (const auto& d : dims)
     for (const auto& [i, axis] : d.uses) args_b[i] = grow(args_b[i], axis, d.size_b);
@@ -277,15 +281,18 @@ TraceResult trace(const Traceable& model, const std::vector<torch::Tensor>& args
   try {
     b = trace_once(model, args_b, mode);
   } catch (const ExportError& e) {
-    throw ExportError(std::string("dynamic_axes: the model could not be traced a second time at other sizes of "
-                                  "the dynamic axes (each grown by one or more): ") + e.what());
+    throw ExportError(
+        std::string("dynamic_axes: the model could not be traced a second time at other sizes of "
+                    "the dynamic axes (each grown by one or more): ") +
+        e.what());
   }
   generalize_sizes(a, b, dims);
   return a;
 }
 
 namespace {
-TraceResult trace_once(const Traceable& model, const std::vector<torch::Tensor>& args, TrainingMode mode) {
+TraceResult trace_once(const Traceable& model, const std::vector<torch::Tensor>& args,
+                       TrainingMode mode) {
   if (!model.forward) throw ExportError("the model to export has no forward function");
   for (size_t i = 0; i < args.size(); ++i)
     if (!args[i].defined())
@@ -350,8 +357,10 @@ TraceResult trace_once(const Traceable& model, const std::vector<torch::Tensor>&
   } catch (const c10::Error& e) {
     std::string msg = e.what_without_backtrace();
     if (msg.find("Cannot insert a Tensor that requires grad as a constant") != std::string::npos)
-      msg += "\nThe function uses a module's parameters: export the module itself, or pass a "
-             "tonnx::Traceable whose .module is that module, so that its parameters are traced as inputs";
+      msg +=
+          "\nThe function uses a module's parameters: export the module itself, or pass a "
+          "tonnx::Traceable whose .module is that module, so that its parameters are traced as "
+          "inputs";
     throw ExportError("tracing the model failed: " + msg);
   } catch (const std::exception& e) {
     throw ExportError(std::string("tracing the model failed: ") + e.what());

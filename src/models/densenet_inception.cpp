@@ -39,7 +39,8 @@ TORCH_MODULE(DenseLayer);
 struct DenseBlockImpl : nn::Module {
   DenseBlockImpl(int64_t layers, int64_t in, int64_t bn_size, int64_t growth) {
     for (int64_t i = 0; i < layers; ++i)
-      this->layers.push_back(register_module("denselayer" + std::to_string(i + 1), DenseLayer(in + i * growth, growth, bn_size)));
+      this->layers.push_back(register_module("denselayer" + std::to_string(i + 1),
+                                             DenseLayer(in + i * growth, growth, bn_size)));
   }
   torch::Tensor forward(torch::Tensor x) {
     ScopeGuard scope(this);
@@ -73,8 +74,8 @@ TORCH_MODULE(Transition);
 
 }  // namespace
 
-DenseNetImpl::DenseNetImpl(int64_t growth_rate, std::vector<int64_t> block_config, int64_t num_init_features,
-                           int64_t bn_size, int64_t num_classes) {
+DenseNetImpl::DenseNetImpl(int64_t growth_rate, std::vector<int64_t> block_config,
+                           int64_t num_init_features, int64_t bn_size, int64_t num_classes) {
   nn::Sequential f;
   f->push_back("conv0", conv_nb(3, num_init_features, 7, 2, 3));
   f->push_back("norm0", nn::BatchNorm2d(num_init_features));
@@ -82,7 +83,8 @@ DenseNetImpl::DenseNetImpl(int64_t growth_rate, std::vector<int64_t> block_confi
   f->push_back("pool0", nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2).padding(1)));
   int64_t n = num_init_features;
   for (size_t i = 0; i < block_config.size(); ++i) {
-    f->push_back("denseblock" + std::to_string(i + 1), DenseBlock(block_config[i], n, bn_size, growth_rate));
+    f->push_back("denseblock" + std::to_string(i + 1),
+                 DenseBlock(block_config[i], n, bn_size, growth_rate));
     n += block_config[i] * growth_rate;
     if (i + 1 != block_config.size()) {
       f->push_back("transition" + std::to_string(i + 1), Transition(n, n / 2));
@@ -105,9 +107,10 @@ torch::Tensor DenseNetImpl::forward(torch::Tensor x) {
 namespace {
 
 struct BasicConv2dImpl : nn::Module {
-  BasicConv2dImpl(int64_t in, int64_t out, std::vector<int64_t> k, std::vector<int64_t> stride = {1, 1},
-                  std::vector<int64_t> pad = {0, 0}) {
-    conv = register_module("conv", nn::Conv2d(nn::Conv2dOptions(in, out, k).stride(stride).padding(pad).bias(false)));
+  BasicConv2dImpl(int64_t in, int64_t out, std::vector<int64_t> k,
+                  std::vector<int64_t> stride = {1, 1}, std::vector<int64_t> pad = {0, 0}) {
+    conv = register_module(
+        "conv", nn::Conv2d(nn::Conv2dOptions(in, out, k).stride(stride).padding(pad).bias(false)));
     bn = register_module("bn", nn::BatchNorm2d(nn::BatchNorm2dOptions(out).eps(0.001)));
   }
   torch::Tensor forward(torch::Tensor x) {
@@ -126,8 +129,12 @@ BasicConv2d bc(int64_t in, int64_t out, K k, K s = {1, 1}, K p = {0, 0}) {
   if (p.size() == 1) p = {p[0], p[0]};
   return BasicConv2d(in, out, k, s, p);
 }
-torch::Tensor avg3(const torch::Tensor& x) { return F::avg_pool2d(x, F::AvgPool2dFuncOptions(3).stride(1).padding(1)); }
-torch::Tensor max3s2(const torch::Tensor& x) { return F::max_pool2d(x, F::MaxPool2dFuncOptions(3).stride(2)); }
+torch::Tensor avg3(const torch::Tensor& x) {
+  return F::avg_pool2d(x, F::AvgPool2dFuncOptions(3).stride(1).padding(1));
+}
+torch::Tensor max3s2(const torch::Tensor& x) {
+  return F::max_pool2d(x, F::MaxPool2dFuncOptions(3).stride(2));
+}
 
 struct InceptionAImpl : nn::Module {
   InceptionAImpl(int64_t in, int64_t pool_features) {
@@ -141,11 +148,12 @@ struct InceptionAImpl : nn::Module {
   }
   torch::Tensor forward(torch::Tensor x) {
     ScopeGuard scope(this);
-    return torch::cat({b1->forward(x), b5_2->forward(b5_1->forward(x)), b3_3->forward(b3_2->forward(b3_1->forward(x))),
-                       bp->forward(avg3(x))},
+    return torch::cat({b1->forward(x), b5_2->forward(b5_1->forward(x)),
+                       b3_3->forward(b3_2->forward(b3_1->forward(x))), bp->forward(avg3(x))},
                       1);
   }
-  BasicConv2d b1{nullptr}, b5_1{nullptr}, b5_2{nullptr}, b3_1{nullptr}, b3_2{nullptr}, b3_3{nullptr}, bp{nullptr};
+  BasicConv2d b1{nullptr}, b5_1{nullptr}, b5_2{nullptr}, b3_1{nullptr}, b3_2{nullptr},
+      b3_3{nullptr}, bp{nullptr};
 };
 TORCH_MODULE(InceptionA);
 
@@ -183,8 +191,8 @@ struct InceptionCImpl : nn::Module {
     auto d = d5->forward(d4->forward(d3->forward(d2->forward(d1->forward(x)))));
     return torch::cat({b1->forward(x), s, d, bp->forward(avg3(x))}, 1);
   }
-  BasicConv2d b1{nullptr}, s1{nullptr}, s2{nullptr}, s3{nullptr}, d1{nullptr}, d2{nullptr}, d3{nullptr}, d4{nullptr},
-      d5{nullptr}, bp{nullptr};
+  BasicConv2d b1{nullptr}, s1{nullptr}, s2{nullptr}, s3{nullptr}, d1{nullptr}, d2{nullptr},
+      d3{nullptr}, d4{nullptr}, d5{nullptr}, bp{nullptr};
 };
 TORCH_MODULE(InceptionC);
 
@@ -199,7 +207,9 @@ struct InceptionDImpl : nn::Module {
   }
   torch::Tensor forward(torch::Tensor x) {
     ScopeGuard scope(this);
-    return torch::cat({a2->forward(a1->forward(x)), b4->forward(b3->forward(b2->forward(b1->forward(x)))), max3s2(x)}, 1);
+    return torch::cat({a2->forward(a1->forward(x)),
+                       b4->forward(b3->forward(b2->forward(b1->forward(x)))), max3s2(x)},
+                      1);
   }
   BasicConv2d a1{nullptr}, a2{nullptr}, b1{nullptr}, b2{nullptr}, b3{nullptr}, b4{nullptr};
 };
@@ -225,8 +235,8 @@ struct InceptionEImpl : nn::Module {
     d = torch::cat({d3a->forward(d), d3b->forward(d)}, 1);
     return torch::cat({b1->forward(x), t, d, bp->forward(avg3(x))}, 1);
   }
-  BasicConv2d b1{nullptr}, t1{nullptr}, t2a{nullptr}, t2b{nullptr}, d1{nullptr}, d2{nullptr}, d3a{nullptr}, d3b{nullptr},
-      bp{nullptr};
+  BasicConv2d b1{nullptr}, t1{nullptr}, t2a{nullptr}, t2b{nullptr}, d1{nullptr}, d2{nullptr},
+      d3a{nullptr}, d3b{nullptr}, bp{nullptr};
 };
 TORCH_MODULE(InceptionE);
 
@@ -284,9 +294,11 @@ torch::Tensor InceptionV3Impl::forward(torch::Tensor x) {
     if (auto* d = m->as<nn::DropoutImpl>()) return d->forward(t);
     return m->as<nn::LinearImpl>()->forward(t);
   };
-  for (const char* name : {"Conv2d_1a_3x3", "Conv2d_2a_3x3", "Conv2d_2b_3x3", "maxpool1", "Conv2d_3b_1x1", "Conv2d_4a_3x3",
-                           "maxpool2", "Mixed_5b", "Mixed_5c", "Mixed_5d", "Mixed_6a", "Mixed_6b", "Mixed_6c", "Mixed_6d",
-                           "Mixed_6e", "Mixed_7a", "Mixed_7b", "Mixed_7c", "avgpool", "dropout"})
+  for (const char* name :
+       {"Conv2d_1a_3x3", "Conv2d_2a_3x3", "Conv2d_2b_3x3", "maxpool1", "Conv2d_3b_1x1",
+        "Conv2d_4a_3x3", "maxpool2",      "Mixed_5b",      "Mixed_5c", "Mixed_5d",
+        "Mixed_6a",      "Mixed_6b",      "Mixed_6c",      "Mixed_6d", "Mixed_6e",
+        "Mixed_7a",      "Mixed_7b",      "Mixed_7c",      "avgpool",  "dropout"})
     x = call(name, x);
   return call("fc", torch::flatten(x, 1));
 }

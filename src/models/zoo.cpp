@@ -79,25 +79,29 @@ std::vector<ZooEntry> build_zoo() {
   image("vgg16", "VGG-16 (torchvision)", S{{1, 3, 224, 224}}, maker<VGG>([] { return vgg16(); }));
   image("vgg16_bn", "VGG-16 with batch norm (torchvision)", S{{1, 3, 224, 224}},
         maker<VGG>([] { return vgg16_bn(); }));
-  image("densenet121", "DenseNet-121 (torchvision)", S{{1, 3, 224, 224}}, maker<DenseNet>([] { return DenseNet(); }));
+  image("densenet121", "DenseNet-121 (torchvision)", S{{1, 3, 224, 224}},
+        maker<DenseNet>([] { return DenseNet(); }));
   image("inception_v3", "Inception v3 (torchvision; eval, no aux output)", S{{1, 3, 299, 299}},
         maker<InceptionV3>([] { return InceptionV3(); }));
   image("dcgan_generator", "DCGAN generator (pytorch/examples dcgan)", S{{1, 100, 1, 1}},
         maker<DCGANGenerator>([] { return DCGANGenerator(); }));
   image("dcgan_discriminator", "DCGAN discriminator (pytorch/examples dcgan)", S{{1, 3, 64, 64}},
         maker<DCGANDiscriminator>([] { return DCGANDiscriminator(); }));
-  image("super_resolution", "SuperResolution, ESPCN with pixel_shuffle (pytorch/examples)", S{{1, 1, 224, 224}},
-        maker<SuperResolution>([] { return SuperResolution(3); }));
+  image("super_resolution", "SuperResolution, ESPCN with pixel_shuffle (pytorch/examples)",
+        S{{1, 1, 224, 224}}, maker<SuperResolution>([] { return SuperResolution(3); }));
   // word_language_model: tokens [seq, batch] int64, then the RNN state(s).
   struct Lm {
     const char* name;
     RnnType type;
     const char* desc;
   };
-  for (const Lm& lm : {Lm{"word_language_model", RnnType::LSTM, "word_language_model: Embedding, 2-layer LSTM, Linear (pytorch/examples)"},
-                       Lm{"word_language_model_gru", RnnType::GRU, "word_language_model with GRU"},
-                       Lm{"word_language_model_rnn_tanh", RnnType::RNN_TANH, "word_language_model with RNN_TANH"},
-                       Lm{"word_language_model_rnn_relu", RnnType::RNN_RELU, "word_language_model with RNN_RELU"}}) {
+  for (const Lm& lm :
+       {Lm{"word_language_model", RnnType::LSTM,
+           "word_language_model: Embedding, 2-layer LSTM, Linear (pytorch/examples)"},
+        Lm{"word_language_model_gru", RnnType::GRU, "word_language_model with GRU"},
+        Lm{"word_language_model_rnn_tanh", RnnType::RNN_TANH, "word_language_model with RNN_TANH"},
+        Lm{"word_language_model_rnn_relu", RnnType::RNN_RELU,
+           "word_language_model with RNN_RELU"}}) {
     RnnType type = lm.type;
     bool lstm = type == RnnType::LSTM;
     S shapes{{35, 20}, {2, 20, 200}};
@@ -119,15 +123,18 @@ std::vector<ZooEntry> build_zoo() {
                    t.module = m.ptr();
                    t.forward = [m](const std::vector<torch::Tensor>& in) mutable {
                      if (in.size() != (m->lstm ? 3u : 2u))
-                       throw ExportError("word_language_model takes tokens and " + std::string(m->lstm ? "(h0, c0)" : "h0"));
+                       throw ExportError("word_language_model takes tokens and " +
+                                         std::string(m->lstm ? "(h0, c0)" : "h0"));
                      return m->forward(in);
                    };
                    return t;
                  },
                  [](const S& shapes, uint64_t seed) {
                    torch::manual_seed(seed + 1);
-                   std::vector<torch::Tensor> in{torch::randint(0, 33278, shapes.at(0), torch::kLong)};
-                   for (size_t i = 1; i < shapes.size(); ++i) in.push_back(torch::randn(shapes[i]) * 0.5);
+                   std::vector<torch::Tensor> in{
+                       torch::randint(0, 33278, shapes.at(0), torch::kLong)};
+                   for (size_t i = 1; i < shapes.size(); ++i)
+                     in.push_back(torch::randn(shapes[i]) * 0.5);
                    return in;
                  }});
   }

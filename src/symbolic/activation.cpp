@@ -54,23 +54,27 @@ TONNX_SYMBOLIC("aten::leaky_relu", 9, [](SymbolicContext& g, Value* x, double sl
 });
 
 // elu(self, alpha, scale, input_scale): Elu when both scales are 1.
-TONNX_SYMBOLIC("aten::elu", 9, [](SymbolicContext& g, Value* x, double alpha, double scale, double input_scale) -> Outputs {
-  if (scale == 1.0 && input_scale == 1.0) return g.op("Elu", {x}, {{"alpha", alpha}});
-  // scale * (x > 0 ? x : alpha * (exp(x * input_scale) - 1))
-  at::ScalarType dt = g.scalar_type(0);
-  Value* neg = g.op("Mul", {g.constant_scalar(alpha, dt),
-                            g.op("Sub", {g.op("Exp", {g.op("Mul", {x, g.constant_scalar(input_scale, dt)})}),
-                                         g.constant_scalar(1, dt)})});
-  Value* y = g.op("Where", {g.op("Greater", {x, g.constant_scalar(0, dt)}), x, neg});
-  return g.op("Mul", {y, g.constant_scalar(scale, dt)});
-});
+TONNX_SYMBOLIC(
+    "aten::elu", 9,
+    [](SymbolicContext& g, Value* x, double alpha, double scale, double input_scale) -> Outputs {
+      if (scale == 1.0 && input_scale == 1.0) return g.op("Elu", {x}, {{"alpha", alpha}});
+      // scale * (x > 0 ? x : alpha * (exp(x * input_scale) - 1))
+      at::ScalarType dt = g.scalar_type(0);
+      Value* neg = g.op(
+          "Mul", {g.constant_scalar(alpha, dt),
+                  g.op("Sub", {g.op("Exp", {g.op("Mul", {x, g.constant_scalar(input_scale, dt)})}),
+                               g.constant_scalar(1, dt)})});
+      Value* y = g.op("Where", {g.op("Greater", {x, g.constant_scalar(0, dt)}), x, neg});
+      return g.op("Mul", {y, g.constant_scalar(scale, dt)});
+    });
 TONNX_SYMBOLIC("aten::selu", 9, [](SymbolicContext& g, Value* x) { return g.op("Selu", {x}); });
 // celu(x, alpha) = max(0, x) + min(0, alpha * (exp(x / alpha) - 1)); Celu is opset 12.
 TONNX_SYMBOLIC("aten::celu", 9, [](SymbolicContext& g, Value* x, double alpha) -> Outputs {
   at::ScalarType dt = g.scalar_type(0);
   if (g.opset() >= 12 && dt == at::kFloat) return g.op("Celu", {x}, {{"alpha", alpha}});
   Value* a = g.constant_scalar(alpha, dt);
-  Value* neg = g.op("Mul", {a, g.op("Sub", {g.op("Exp", {g.op("Div", {x, a})}), g.constant_scalar(1, dt)})});
+  Value* neg =
+      g.op("Mul", {a, g.op("Sub", {g.op("Exp", {g.op("Div", {x, a})}), g.constant_scalar(1, dt)})});
   Value* zero = g.constant_scalar(0, dt);
   return g.op("Add", {g.op("Max", {x, zero}), g.op("Min", {neg, zero})});
 });
@@ -98,11 +102,15 @@ TONNX_SYMBOLIC("aten::threshold", 9, [](SymbolicContext& g) -> Outputs {
 Outputs clip(SymbolicContext& g, Value* x, double lo, double hi) {
   at::ScalarType dt = g.scalar_type(0);
   // Clip takes min/max as inputs from opset 11 (attributes before).
-  if (g.opset() >= 11) return g.op("Clip", {x, g.constant_scalar(lo, dt), g.constant_scalar(hi, dt)});
-  if (dt != at::kFloat && dt != at::kDouble) return g.op("Min", {g.op("Max", {x, g.constant_scalar(lo, dt)}), g.constant_scalar(hi, dt)});
+  if (g.opset() >= 11)
+    return g.op("Clip", {x, g.constant_scalar(lo, dt), g.constant_scalar(hi, dt)});
+  if (dt != at::kFloat && dt != at::kDouble)
+    return g.op("Min", {g.op("Max", {x, g.constant_scalar(lo, dt)}), g.constant_scalar(hi, dt)});
   return g.op("Clip", {x}, {{"min", lo}, {"max", hi}});
 }
-TONNX_SYMBOLIC("aten::hardtanh", 9, [](SymbolicContext& g, Value* x, double lo, double hi) { return clip(g, x, lo, hi); });
+TONNX_SYMBOLIC("aten::hardtanh", 9, [](SymbolicContext& g, Value* x, double lo, double hi) {
+  return clip(g, x, lo, hi);
+});
 TONNX_SYMBOLIC("aten::relu6", 9, [](SymbolicContext& g, Value* x) { return clip(g, x, 0, 6); });
 
 // glu(self, dim): a * sigmoid(b) for the two halves along dim.
@@ -110,7 +118,8 @@ TONNX_SYMBOLIC("aten::glu", 9, [](SymbolicContext& g, Value* x, int64_t dim) -> 
   int64_t rank = g.rank(0);
   int64_t d = norm_dim(g, dim, rank);
   int64_t size = g.sizes(0)[d];
-  if (size % 2) g.fail("glu halves dim " + std::to_string(dim) + " of odd size " + std::to_string(size));
+  if (size % 2)
+    g.fail("glu halves dim " + std::to_string(dim) + " of odd size " + std::to_string(size));
   std::vector<Value*> halves;
   if (g.opset() >= 13)
     halves = g.op_n("Split", {x, g.constant_ints({size / 2, size / 2})}, {{"axis", d}}, 2);
@@ -121,14 +130,16 @@ TONNX_SYMBOLIC("aten::glu", 9, [](SymbolicContext& g, Value* x, int64_t dim) -> 
 
 // softplus(self, beta, threshold): ONNX's Softplus is log(1 + e^x); PyTorch returns x where
 // beta * x > threshold, which equals it within float precision for the default threshold.
-TONNX_SYMBOLIC("aten::softplus", 9, [](SymbolicContext& g, Value* x, double beta, double threshold) -> Outputs {
-  at::ScalarType dt = g.scalar_type(0);
-  Value* bx = beta == 1.0 ? x : g.op("Mul", {x, g.constant_scalar(beta, dt)});
-  Value* sp = g.op("Softplus", {bx});
-  if (beta != 1.0) sp = g.op("Div", {sp, g.constant_scalar(beta, dt)});
-  if (threshold >= 15) return sp;
-  return g.op("Where", {g.op("Greater", {bx, g.constant_scalar(threshold, dt)}), x, sp});
-});
+TONNX_SYMBOLIC(
+    "aten::softplus", 9,
+    [](SymbolicContext& g, Value* x, double beta, double threshold) -> Outputs {
+      at::ScalarType dt = g.scalar_type(0);
+      Value* bx = beta == 1.0 ? x : g.op("Mul", {x, g.constant_scalar(beta, dt)});
+      Value* sp = g.op("Softplus", {bx});
+      if (beta != 1.0) sp = g.op("Div", {sp, g.constant_scalar(beta, dt)});
+      if (threshold >= 15) return sp;
+      return g.op("Where", {g.op("Greater", {bx, g.constant_scalar(threshold, dt)}), x, sp});
+    });
 
 TONNX_SYMBOLIC("aten::hardsigmoid", 9, [](SymbolicContext& g, Value* x) {
   return g.op("HardSigmoid", {x}, {{"alpha", 1.0f / 6}, {"beta", 0.5f}});
@@ -136,8 +147,11 @@ TONNX_SYMBOLIC("aten::hardsigmoid", 9, [](SymbolicContext& g, Value* x) {
 TONNX_SYMBOLIC("aten::hardswish", 9, [](SymbolicContext& g, Value* x) {
   return g.op("Mul", {x, g.op("HardSigmoid", {x}, {{"alpha", 1.0f / 6}, {"beta", 0.5f}})});
 });
-TONNX_SYMBOLIC("aten::hardswish", 14, [](SymbolicContext& g, Value* x) { return g.op("HardSwish", {x}); });
-TONNX_SYMBOLIC("aten::silu", 9, [](SymbolicContext& g, Value* x) { return g.op("Mul", {x, g.op("Sigmoid", {x})}); });
+TONNX_SYMBOLIC("aten::hardswish", 14,
+               [](SymbolicContext& g, Value* x) { return g.op("HardSwish", {x}); });
+TONNX_SYMBOLIC("aten::silu", 9, [](SymbolicContext& g, Value* x) {
+  return g.op("Mul", {x, g.op("Sigmoid", {x})});
+});
 TONNX_SYMBOLIC("aten::mish", 9, [](SymbolicContext& g, Value* x) {
   return g.op("Mul", {x, g.op("Tanh", {g.op("Softplus", {x})})});
 });

@@ -44,7 +44,8 @@ TONNX_SYMBOLIC("aten::arange", 9, [](SymbolicContext& g) -> Outputs {
   for (size_t i = 0; i < nargs; ++i) constant = constant && g.is_constant(i);
   double start = 0, step = 1, end;
   if (constant) {
-    if (nargs == 1) end = g.f(0);
+    if (nargs == 1)
+      end = g.f(0);
     else {
       start = g.f(0);
       end = g.f(1);
@@ -63,7 +64,9 @@ TONNX_SYMBOLIC("aten::arange", 9, [](SymbolicContext& g) -> Outputs {
 Outputs tri(SymbolicContext& g, bool upper) {
   Value* x = g.input(0);
   int64_t k = g.i(1);
-  if (g.opset() >= 14) return g.op("Trilu", {x, g.constant(at::scalar_tensor(k, at::kLong))}, {{"upper", int64_t{upper}}});
+  if (g.opset() >= 14)
+    return g.op("Trilu", {x, g.constant(at::scalar_tensor(k, at::kLong))},
+                {{"upper", int64_t{upper}}});
   std::vector<int64_t> s = g.sizes(0);
   if (s.size() < 2) g.fail("triu/tril need a tensor of rank >= 2");
   at::Tensor ones = at::ones({s[s.size() - 2], s.back()}, at::kBool);
@@ -77,19 +80,15 @@ TONNX_SYMBOLIC("aten::tril", 9, [](SymbolicContext& g) { return tri(g, false); }
 // topk(self, k, dim, largest, sorted): TopK's K is an input from 10 and `largest` from 11.
 Outputs topk(SymbolicContext& g, Value* x, int64_t k, int64_t dim, bool largest) {
   if (!largest && g.opset() < 11) g.unsupported_below(11, "topk with largest=False");
-  std::vector<ir::Attr> attrs{{"axis", dim}};
-  if (g.opset() >= 11) attrs.push_back({"largest", int64_t{largest}});
-  std::vector<Value*> outs;
-  if (g.opset() >= 10) outs = g.op_n("TopK", {x, g.constant_ints({k})}, attrs, 2);
-  else {
-    attrs.push_back({"k", k});
-    outs = g.op_n("TopK", {x}, attrs, 2);
-  }
-  return outs;
+  if (g.opset() >= 11)
+    return g.op_n("TopK", {x, g.constant_ints({k})}, {{"axis", dim}, {"largest", int64_t{largest}}}, 2);
+  if (g.opset() >= 10) return g.op_n("TopK", {x, g.constant_ints({k})}, {{"axis", dim}}, 2);
+  return g.op_n("TopK", {x}, {{"axis", dim}, {"k", k}}, 2);
 }
-TONNX_SYMBOLIC("aten::topk", 9, [](SymbolicContext& g, Value* x, int64_t k, int64_t dim, bool largest, bool) {
-  return topk(g, x, k, norm_dim(g, dim, g.rank(0)), largest);
-});
+TONNX_SYMBOLIC("aten::topk", 9,
+               [](SymbolicContext& g, Value* x, int64_t k, int64_t dim, bool largest, bool) {
+                 return topk(g, x, k, norm_dim(g, dim, g.rank(0)), largest);
+               });
 // sort(self, dim, descending): TopK over the whole dim. Ties may order differently.
 TONNX_SYMBOLIC("aten::sort", 9, [](SymbolicContext& g) -> Outputs {
   int64_t dim = norm_dim(g, g.i(g.num_inputs() == 4 ? 2 : 1), g.rank(0));

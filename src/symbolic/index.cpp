@@ -23,7 +23,8 @@ TONNX_SYMBOLIC("aten::index", 9, [](SymbolicContext& g) -> Outputs {
   if (pos.size() == 1) {
     Value* i = idx[pos[0]];
     if (dtype_of(i) == ir::DType::Bool || dtype_of(i) == ir::DType::UInt8) {
-      int64_t mrank = i->type() && i->type()->shape ? static_cast<int64_t>(i->type()->shape->size()) : 1;
+      int64_t mrank =
+          i->type() && i->type()->shape ? static_cast<int64_t>(i->type()->shape->size()) : 1;
       if (mrank > 1 || pos[0] != 0) {
         if (pos[0] != 0) g.fail("a multi-dim bool mask after a None index is not supported");
         if (g.opset() < 11) g.unsupported_below(11, "indexing with a bool mask");
@@ -63,7 +64,8 @@ TONNX_SYMBOLIC("aten::index_put", 11, [](SymbolicContext& g) -> Outputs {
   for (size_t i = 0; i < idx.size(); ++i)
     if (idx[i]) pos.push_back(static_cast<int64_t>(i));
   for (size_t k = 0; k < pos.size(); ++k)
-    if (pos[k] != static_cast<int64_t>(k)) g.fail("index_put supports tensor indices on the leading dims only");
+    if (pos[k] != static_cast<int64_t>(k))
+      g.fail("index_put supports tensor indices on the leading dims only");
   Value* rows;
   int64_t indexed_dims = static_cast<int64_t>(pos.size());
   if (pos.size() == 1 && idx[0]->type() && idx[0]->type()->dtype == ir::DType::Bool) {
@@ -77,17 +79,20 @@ TONNX_SYMBOLIC("aten::index_put", 11, [](SymbolicContext& g) -> Outputs {
       Value* i = g.cast(idx[p], at::kLong);
       shape = shape ? g.op("Max", {shape, g.op("Shape", {i})}) : g.op("Shape", {i});
     }
-    for (int64_t p : pos) cols.push_back(unsqueeze(g, g.op("Expand", {g.cast(idx[p], at::kLong), shape}), {-1}));
+    for (int64_t p : pos)
+      cols.push_back(unsqueeze(g, g.op("Expand", {g.cast(idx[p], at::kLong), shape}), {-1}));
     rows = g.op("Concat", cols, {{"axis", int64_t{-1}}});
   }
   // updates must have shape rows.shape[:-1] + x.shape[len(pos):]
-  Value* row_shape = g.op("Slice", {g.op("Shape", {rows}), g.constant_ints({0}), g.constant_ints({-1})});
+  Value* row_shape =
+      g.op("Slice", {g.op("Shape", {rows}), g.constant_ints({0}), g.constant_ints({-1})});
   Value* tail = g.op("Slice", {g.op("Shape", {x}), g.constant_ints({indexed_dims}),
                                g.constant_ints({std::numeric_limits<int64_t>::max()})});
   Value* upd_shape = g.op("Concat", {row_shape, tail}, {{"axis", int64_t{0}}});
   Value* values = g.op("Expand", {input_as(g, 2, dt), upd_shape});
   if (accumulate) {
-    if (g.opset() < 16) g.unsupported_below(16, "index_put with accumulate=True (ScatterND reduction)");
+    if (g.opset() < 16)
+      g.unsupported_below(16, "index_put with accumulate=True (ScatterND reduction)");
     return g.op("ScatterND", {x, rows, values}, {{"reduction", "add"}});
   }
   return g.op("ScatterND", {x, rows, values});

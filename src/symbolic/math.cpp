@@ -55,20 +55,25 @@ namespace {
 
 Value* unary_input(SymbolicContext& g) {
   auto out = g.output_type();
-  if (out && out->dtype != ir::DType::Undefined) return g.cast(g.input(0), ir::scalar_type_from_dtype(out->dtype));
+  if (out && out->dtype != ir::DType::Undefined)
+    return g.cast(g.input(0), ir::scalar_type_from_dtype(out->dtype));
   return g.input(0);
 }
 
 const bool kUnaryTable = [] {
   const std::pair<const char*, const char*> table[] = {
-      {"aten::neg", "Neg"},         {"aten::sqrt", "Sqrt"},     {"aten::tanh", "Tanh"},
-      {"aten::sigmoid", "Sigmoid"}, {"aten::abs", "Abs"},       {"aten::exp", "Exp"},
-      {"aten::log", "Log"},         {"aten::sin", "Sin"},       {"aten::cos", "Cos"},
-      {"aten::tan", "Tan"},         {"aten::asin", "Asin"},     {"aten::acos", "Acos"},
-      {"aten::atan", "Atan"},       {"aten::sinh", "Sinh"},     {"aten::cosh", "Cosh"},
-      {"aten::asinh", "Asinh"},     {"aten::acosh", "Acosh"},   {"aten::atanh", "Atanh"},
-      {"aten::erf", "Erf"},         {"aten::floor", "Floor"},   {"aten::ceil", "Ceil"},
-      {"aten::reciprocal", "Reciprocal"}, {"aten::sign", "Sign"}, {"aten::logical_not", "Not"},
+      {"aten::neg", "Neg"},     {"aten::sqrt", "Sqrt"},
+      {"aten::tanh", "Tanh"},   {"aten::sigmoid", "Sigmoid"},
+      {"aten::abs", "Abs"},     {"aten::exp", "Exp"},
+      {"aten::log", "Log"},     {"aten::sin", "Sin"},
+      {"aten::cos", "Cos"},     {"aten::tan", "Tan"},
+      {"aten::asin", "Asin"},   {"aten::acos", "Acos"},
+      {"aten::atan", "Atan"},   {"aten::sinh", "Sinh"},
+      {"aten::cosh", "Cosh"},   {"aten::asinh", "Asinh"},
+      {"aten::acosh", "Acosh"}, {"aten::atanh", "Atanh"},
+      {"aten::erf", "Erf"},     {"aten::floor", "Floor"},
+      {"aten::ceil", "Ceil"},   {"aten::reciprocal", "Reciprocal"},
+      {"aten::sign", "Sign"},   {"aten::logical_not", "Not"},
       {"aten::isnan", "IsNaN"}};
   for (const auto& [aten, onnx] : table) {
     std::string op = onnx;
@@ -83,10 +88,13 @@ const bool kUnaryTable = [] {
 
 // Round: half to even in both PyTorch and ONNX (Round is opset 11).
 TONNX_SYMBOLIC("aten::round", 11, [](SymbolicContext& g) -> Outputs {
-  if (g.num_inputs() > 1 && !g.is_none(1) && g.i(1) != 0) g.fail("round with decimals has no ONNX equivalent");
+  if (g.num_inputs() > 1 && !g.is_none(1) && g.i(1) != 0)
+    g.fail("round with decimals has no ONNX equivalent");
   return g.op("Round", {g.input(0)});
 });
-TONNX_SYMBOLIC("aten::rsqrt", 9, [](SymbolicContext& g) { return g.op("Reciprocal", {g.op("Sqrt", {unary_input(g)})}); });
+TONNX_SYMBOLIC("aten::rsqrt", 9, [](SymbolicContext& g) {
+  return g.op("Reciprocal", {g.op("Sqrt", {unary_input(g)})});
+});
 TONNX_SYMBOLIC("aten::square", 9, [](SymbolicContext& g) {
   Value* x = unary_input(g);
   return g.op("Mul", {x, x});
@@ -100,10 +108,12 @@ TONNX_SYMBOLIC("aten::expm1", 9, [](SymbolicContext& g) {
   return g.op("Sub", {g.op("Exp", {x}), g.constant_scalar(1, g.output_scalar_type())});
 });
 TONNX_SYMBOLIC("aten::log2", 9, [](SymbolicContext& g) {
-  return g.op("Div", {g.op("Log", {unary_input(g)}), g.constant_scalar(std::log(2.0), g.output_scalar_type())});
+  return g.op("Div", {g.op("Log", {unary_input(g)}),
+                      g.constant_scalar(std::log(2.0), g.output_scalar_type())});
 });
 TONNX_SYMBOLIC("aten::log10", 9, [](SymbolicContext& g) {
-  return g.op("Div", {g.op("Log", {unary_input(g)}), g.constant_scalar(std::log(10.0), g.output_scalar_type())});
+  return g.op("Div", {g.op("Log", {unary_input(g)}),
+                      g.constant_scalar(std::log(10.0), g.output_scalar_type())});
 });
 // trunc(x) = sign(x) * floor(|x|): ONNX has no Trunc.
 TONNX_SYMBOLIC("aten::trunc", 9, [](SymbolicContext& g) {
@@ -111,7 +121,8 @@ TONNX_SYMBOLIC("aten::trunc", 9, [](SymbolicContext& g) {
   return g.op("Mul", {g.op("Sign", {x}), g.op("Floor", {g.op("Abs", {x})})});
 });
 TONNX_SYMBOLIC("aten::bitwise_not", 9, [](SymbolicContext& g) -> Outputs {
-  if (g.scalar_type(0) != at::kBool) g.fail("bitwise_not of integers has no ONNX op before opset 18 (BitwiseNot)");
+  if (g.scalar_type(0) != at::kBool)
+    g.fail("bitwise_not of integers has no ONNX op before opset 18 (BitwiseNot)");
   return g.op("Not", {g.input(0)});
 });
 
@@ -121,8 +132,10 @@ TONNX_SYMBOLIC("aten::bitwise_not", 9, [](SymbolicContext& g) -> Outputs {
 // tensor of the same category).
 at::ScalarType common_type(SymbolicContext& g) {
   auto t0 = g.type(0), t1 = g.type(1);
-  bool s0 = g.arg_type(0) != "Tensor" || (t0 && t0->shape && t0->shape->empty() && g.is_constant(0));
-  bool s1 = g.arg_type(1) != "Tensor" || (t1 && t1->shape && t1->shape->empty() && g.is_constant(1));
+  bool s0 =
+      g.arg_type(0) != "Tensor" || (t0 && t0->shape && t0->shape->empty() && g.is_constant(0));
+  bool s1 =
+      g.arg_type(1) != "Tensor" || (t1 && t1->shape && t1->shape->empty() && g.is_constant(1));
   at::ScalarType a = t0 ? ir::scalar_type_from_dtype(t0->dtype) : at::kFloat;
   at::ScalarType b = t1 ? ir::scalar_type_from_dtype(t1->dtype) : at::kFloat;
   if (s0 == s1) return at::promote_types(a, b);
@@ -159,7 +172,8 @@ Outputs compare_or_equal(SymbolicContext& g, const char* opposite) {
   Value* a = input_as(g, 0, t);
   Value* b = input_as(g, 1, t);
   Value* bad = g.op(opposite, {a, b});
-  if (at::isFloatingType(t)) bad = g.op("Or", {bad, g.op("Or", {g.op("IsNaN", {a}), g.op("IsNaN", {b})})});
+  if (at::isFloatingType(t))
+    bad = g.op("Or", {bad, g.op("Or", {g.op("IsNaN", {a}), g.op("IsNaN", {b})})});
   return g.op("Not", {bad});
 }
 TONNX_SYMBOLIC("aten::ge", 9, [](SymbolicContext& g) { return compare_or_equal(g, "Less"); });
@@ -175,7 +189,8 @@ TONNX_SYMBOLIC("aten::logical_and", 9, [](SymbolicContext& g) { return logical(g
 TONNX_SYMBOLIC("aten::logical_or", 9, [](SymbolicContext& g) { return logical(g, "Or"); });
 TONNX_SYMBOLIC("aten::logical_xor", 9, [](SymbolicContext& g) { return logical(g, "Xor"); });
 Outputs bitwise(SymbolicContext& g, const char* op) {
-  if (g.output_scalar_type() != at::kBool) g.fail("bitwise ops on integers have no ONNX op before opset 18");
+  if (g.output_scalar_type() != at::kBool)
+    g.fail("bitwise ops on integers have no ONNX op before opset 18");
   return logical(g, op);
 }
 TONNX_SYMBOLIC("aten::bitwise_and", 9, [](SymbolicContext& g) { return bitwise(g, "And"); });
@@ -184,8 +199,10 @@ TONNX_SYMBOLIC("aten::bitwise_xor", 9, [](SymbolicContext& g) { return bitwise(g
 TONNX_SYMBOLIC("aten::__and__", 9, [](SymbolicContext& g) { return bitwise(g, "And"); });
 TONNX_SYMBOLIC("aten::__or__", 9, [](SymbolicContext& g) { return bitwise(g, "Or"); });
 
-TONNX_SYMBOLIC("aten::maximum", 9, [](SymbolicContext& g) { return binary(g, "Max", g.output_scalar_type()); });
-TONNX_SYMBOLIC("aten::minimum", 9, [](SymbolicContext& g) { return binary(g, "Min", g.output_scalar_type()); });
+TONNX_SYMBOLIC("aten::maximum", 9,
+               [](SymbolicContext& g) { return binary(g, "Max", g.output_scalar_type()); });
+TONNX_SYMBOLIC("aten::minimum", 9,
+               [](SymbolicContext& g) { return binary(g, "Min", g.output_scalar_type()); });
 
 // pow(self, exponent): the base keeps its type; an integer result is computed in double
 // and rounded (ONNX Runtime's integer Pow overflows differently).
@@ -201,7 +218,8 @@ TONNX_SYMBOLIC("aten::pow", 9, [](SymbolicContext& g) -> Outputs {
 
 // where(condition, self, other)
 TONNX_SYMBOLIC("aten::where", 9, [](SymbolicContext& g) -> Outputs {
-  if (g.num_inputs() == 1) g.fail("where(condition) with one argument is nonzero; use torch::nonzero");
+  if (g.num_inputs() == 1)
+    g.fail("where(condition) with one argument is nonzero; use torch::nonzero");
   at::ScalarType dt = g.output_scalar_type();
   return g.op("Where", {g.cast(g.input(0), at::kBool), input_as(g, 1, dt), input_as(g, 2, dt)});
 });
@@ -248,7 +266,8 @@ TONNX_SYMBOLIC("aten::remainder", 10, [](SymbolicContext& g) -> Outputs {
   at::ScalarType dt = g.output_scalar_type();
   Value* a = input_as(g, 0, dt);
   Value* b = input_as(g, 1, dt);
-  if (at::isIntegralType(dt, /*includeBool=*/false)) return g.op("Mod", {a, b}, {{"fmod", int64_t{0}}});
+  if (at::isIntegralType(dt, /*includeBool=*/false))
+    return g.op("Mod", {a, b}, {{"fmod", int64_t{0}}});
   Value* r = g.op("Mod", {a, b}, {{"fmod", int64_t{1}}});
   Value* zero = g.constant_scalar(0, dt);
   Value* differ = g.op("Xor", {g.op("Less", {r, zero}), g.op("Less", {b, zero})});

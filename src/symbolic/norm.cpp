@@ -95,7 +95,8 @@ TONNX_SYMBOLIC("aten::group_norm", 9, [](SymbolicContext& g) -> Outputs {
 TONNX_SYMBOLIC("aten::instance_norm", 9, [](SymbolicContext& g) -> Outputs {
   std::vector<int64_t> s = g.sizes(0);
   at::ScalarType dt = g.scalar_type(0);
-  if (!g.b(5)) g.fail("instance_norm with running statistics (track_running_stats in eval) is not supported");
+  if (!g.b(5))
+    g.fail("instance_norm with running statistics (track_running_stats in eval) is not supported");
   Value* scale = g.is_none(1) ? g.constant(at::ones({s[1]}, dt)) : g.input(1);
   Value* bias = g.is_none(2) ? g.constant(at::zeros({s[1]}, dt)) : g.input(2);
   return g.op("InstanceNormalization", {g.input(0), scale, bias}, {{"epsilon", g.f(7)}});

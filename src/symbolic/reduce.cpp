@@ -43,7 +43,8 @@ TONNX_SYMBOLIC("aten::logsumexp", 9, [](SymbolicContext& g) {
 
 // max/min: (self) -> all; (self, other) -> elementwise; (self, dim, keepdim) -> values, indices
 Outputs max_min(SymbolicContext& g, bool is_max) {
-  if (g.num_inputs() == 1) return reduce(g, is_max ? "ReduceMax" : "ReduceMin", g.input(0), std::nullopt, false);
+  if (g.num_inputs() == 1)
+    return reduce(g, is_max ? "ReduceMax" : "ReduceMin", g.input(0), std::nullopt, false);
   if (g.num_inputs() == 2) {
     at::ScalarType dt = g.output_scalar_type();
     return g.op(is_max ? "Max" : "Min", {input_as(g, 0, dt), input_as(g, 1, dt)});
@@ -54,7 +55,8 @@ Outputs max_min(SymbolicContext& g, bool is_max) {
   Value* x = g.input(0);
   Value* values = reduce(g, is_max ? "ReduceMax" : "ReduceMin", x, std::vector<int64_t>{dim}, keep);
   if (g.num_outputs() < 2) return values;
-  Value* idx = g.op(is_max ? "ArgMax" : "ArgMin", {x}, {{"axis", dim}, {"keepdims", int64_t{keep}}});
+  Value* idx =
+      g.op(is_max ? "ArgMax" : "ArgMin", {x}, {{"axis", dim}, {"keepdims", int64_t{keep}}});
   return {values, idx};
 }
 TONNX_SYMBOLIC("aten::max", 9, [](SymbolicContext& g) { return max_min(g, true); });
@@ -81,12 +83,14 @@ TONNX_SYMBOLIC("aten::argmax", 9, [](SymbolicContext& g) { return arg_op(g, "Arg
 TONNX_SYMBOLIC("aten::argmin", 9, [](SymbolicContext& g) { return arg_op(g, "ArgMin"); });
 
 // norm / linalg_vector_norm with p = 1, 2, inf, -inf, 0 or any other p.
-Value* p_norm(SymbolicContext& g, Value* x, double p, const std::optional<std::vector<int64_t>>& dims, bool keep) {
+Value* p_norm(SymbolicContext& g, Value* x, double p,
+              const std::optional<std::vector<int64_t>>& dims, bool keep) {
   at::ScalarType dt = g.output_scalar_type();
   x = g.cast(x, dt);
   if (p == 1) return reduce(g, "ReduceL1", x, dims, keep);
   if (p == 2) return reduce(g, "ReduceL2", x, dims, keep);
-  if (std::isinf(p)) return reduce(g, p > 0 ? "ReduceMax" : "ReduceMin", g.op("Abs", {x}), dims, keep);
+  if (std::isinf(p))
+    return reduce(g, p > 0 ? "ReduceMax" : "ReduceMin", g.op("Abs", {x}), dims, keep);
   if (p == 0) {
     Value* nz = g.cast(g.op("Not", {g.op("Equal", {x, g.constant_scalar(0, dt)})}), dt);
     return reduce(g, "ReduceSum", nz, dims, keep);
@@ -122,8 +126,10 @@ Outputs var_std(SymbolicContext& g, bool is_std) {
     correction = g.b(1) ? 1 : 0;
   } else {
     dims = dims_arg(g, 1, rank);
-    if (g.arg_type(2) == "bool") correction = g.b(2) ? 1 : 0;
-    else if (!g.is_none(2)) correction = g.f(2);
+    if (g.arg_type(2) == "bool")
+      correction = g.b(2) ? 1 : 0;
+    else if (!g.is_none(2))
+      correction = g.f(2);
     keep = g.b(3);
   }
   int64_t n = 1;

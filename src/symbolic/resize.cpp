@@ -15,19 +15,24 @@ Outputs upsample(SymbolicContext& g, const std::string& mode, bool has_align) {
   bool align = has_align && g.b(2);
   if (g.opset() < 11) {
     // Resize-10 / Upsample-9 only know asymmetric coordinates: exact for nearest only.
-    if (mode != "nearest") g.unsupported_below(11, "linear/cubic interpolation as PyTorch computes it");
+    if (mode != "nearest")
+      g.unsupported_below(11, "linear/cubic interpolation as PyTorch computes it");
     std::vector<float> scales;
-    for (size_t i = 0; i < in.size(); ++i) scales.push_back(static_cast<float>(out_sizes[i]) / static_cast<float>(in[i]));
+    for (size_t i = 0; i < in.size(); ++i)
+      scales.push_back(static_cast<float>(out_sizes[i]) / static_cast<float>(in[i]));
     Value* sc = g.constant(at::tensor(scales, at::kFloat));
     if (g.opset() == 9) return g.op("Upsample", {x, sc}, {{"mode", "nearest"}});
     return g.op("Resize", {x, sc}, {{"mode", "nearest"}});
   }
-  std::vector<ir::Attr> attrs{{"mode", mode == "nearest" ? "nearest" : mode == "cubic" ? "cubic" : "linear"}};
+  std::vector<ir::Attr> attrs{{"mode", mode == "nearest" ? "nearest"
+                                       : mode == "cubic" ? "cubic"
+                                                         : "linear"}};
   if (mode == "nearest") {
     attrs.push_back({"coordinate_transformation_mode", "asymmetric"});
     attrs.push_back({"nearest_mode", "floor"});
   } else {
-    attrs.push_back({"coordinate_transformation_mode", align ? "align_corners" : "pytorch_half_pixel"});
+    attrs.push_back(
+        {"coordinate_transformation_mode", align ? "align_corners" : "pytorch_half_pixel"});
     if (mode == "cubic") attrs.push_back({"cubic_coeff_a", -0.75f});
   }
   // PyTorch computes source coordinates from the given scale factors when there are any,
@@ -50,16 +55,25 @@ Outputs upsample(SymbolicContext& g, const std::string& mode, bool has_align) {
     }
   }
   // align_corners maps corner to corner whatever the scale: sizes suffice then.
-  if (sc.size() == in.size() && !align) return g.op("Resize", {x, roi, g.constant(at::tensor(sc, at::kFloat))}, attrs);
-  return g.op("Resize", {x, roi, g.constant(at::empty({0}, at::kFloat)), g.constant_ints(out_sizes)}, attrs);
+  if (sc.size() == in.size() && !align)
+    return g.op("Resize", {x, roi, g.constant(at::tensor(sc, at::kFloat))}, attrs);
+  return g.op("Resize",
+              {x, roi, g.constant(at::empty({0}, at::kFloat)), g.constant_ints(out_sizes)}, attrs);
 }
-TONNX_SYMBOLIC("aten::upsample_nearest1d", 9, [](SymbolicContext& g) { return upsample(g, "nearest", false); });
-TONNX_SYMBOLIC("aten::upsample_nearest2d", 9, [](SymbolicContext& g) { return upsample(g, "nearest", false); });
-TONNX_SYMBOLIC("aten::upsample_nearest3d", 9, [](SymbolicContext& g) { return upsample(g, "nearest", false); });
-TONNX_SYMBOLIC("aten::upsample_linear1d", 9, [](SymbolicContext& g) { return upsample(g, "linear", true); });
-TONNX_SYMBOLIC("aten::upsample_bilinear2d", 9, [](SymbolicContext& g) { return upsample(g, "linear", true); });
-TONNX_SYMBOLIC("aten::upsample_trilinear3d", 9, [](SymbolicContext& g) { return upsample(g, "linear", true); });
-TONNX_SYMBOLIC("aten::upsample_bicubic2d", 9, [](SymbolicContext& g) { return upsample(g, "cubic", true); });
+TONNX_SYMBOLIC("aten::upsample_nearest1d", 9,
+               [](SymbolicContext& g) { return upsample(g, "nearest", false); });
+TONNX_SYMBOLIC("aten::upsample_nearest2d", 9,
+               [](SymbolicContext& g) { return upsample(g, "nearest", false); });
+TONNX_SYMBOLIC("aten::upsample_nearest3d", 9,
+               [](SymbolicContext& g) { return upsample(g, "nearest", false); });
+TONNX_SYMBOLIC("aten::upsample_linear1d", 9,
+               [](SymbolicContext& g) { return upsample(g, "linear", true); });
+TONNX_SYMBOLIC("aten::upsample_bilinear2d", 9,
+               [](SymbolicContext& g) { return upsample(g, "linear", true); });
+TONNX_SYMBOLIC("aten::upsample_trilinear3d", 9,
+               [](SymbolicContext& g) { return upsample(g, "linear", true); });
+TONNX_SYMBOLIC("aten::upsample_bicubic2d", 9,
+               [](SymbolicContext& g) { return upsample(g, "cubic", true); });
 
 }  // namespace
 }  // namespace tonnx::sym

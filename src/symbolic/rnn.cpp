@@ -15,7 +15,8 @@ struct RnnKind {
 };
 
 int64_t dim_of(SymbolicContext& g, Value* v, size_t d) {
-  if (!v->type() || !v->type()->shape || v->type()->shape->size() <= d || !(*v->type()->shape)[d].value)
+  if (!v->type() || !v->type()->shape || v->type()->shape->size() <= d ||
+      !(*v->type()->shape)[d].value)
     g.fail("the shape of an RNN parameter is not known");
   return *(*v->type()->shape)[d].value;
 }
@@ -24,8 +25,10 @@ Value* reorder_gates(SymbolicContext& g, Value* w, const RnnKind& k, int64_t hid
   if (k.gates == 1) return w;
   std::vector<int64_t> sizes(k.gates, hidden);
   std::vector<Value*> parts;
-  if (g.opset() >= 13) parts = g.op_n("Split", {w, g.constant_ints(sizes)}, {{"axis", int64_t{0}}}, k.gates);
-  else parts = g.op_n("Split", {w}, {{"axis", int64_t{0}}, {"split", sizes}}, k.gates);
+  if (g.opset() >= 13)
+    parts = g.op_n("Split", {w, g.constant_ints(sizes)}, {{"axis", int64_t{0}}}, k.gates);
+  else
+    parts = g.op_n("Split", {w}, {{"axis", int64_t{0}}, {"split", sizes}}, k.gates);
   std::vector<Value*> ordered;
   for (int i : k.order) ordered.push_back(parts[i]);
   return g.op("Concat", ordered, {{"axis", int64_t{0}}});
@@ -38,7 +41,9 @@ Value* stack_dirs(SymbolicContext& g, const std::vector<Value*>& per_dir) {
 }
 
 Value* slice0(SymbolicContext& g, Value* x, int64_t start, int64_t end) {
-  if (g.opset() < 10) return g.op("Slice", {x}, {{"axes", ir::Ints{0}}, {"starts", ir::Ints{start}}, {"ends", ir::Ints{end}}});
+  if (g.opset() < 10)
+    return g.op("Slice", {x},
+                {{"axes", ir::Ints{0}}, {"starts", ir::Ints{start}}, {"ends", ir::Ints{end}}});
   return g.op("Slice", {x, g.constant_ints({start}), g.constant_ints({end}), g.constant_ints({0})});
 }
 
@@ -54,8 +59,8 @@ Outputs rnn(SymbolicContext& g, const RnnKind& k, bool lstm) {
   int64_t dirs = bidirectional ? 2 : 1;
   size_t per = has_biases ? 4 : 2;
   if (params.size() != static_cast<size_t>(layers * dirs) * per)
-    g.fail("expected " + std::to_string(layers * dirs * per) + " parameter tensors, got " + std::to_string(params.size()) +
-           (lstm ? " (LSTM with proj_size is not supported)" : ""));
+    g.fail("expected " + std::to_string(layers * dirs * per) + " parameter tensors, got " +
+           std::to_string(params.size()) + (lstm ? " (LSTM with proj_size is not supported)" : ""));
   int64_t hidden = dim_of(g, params[1], 1);
   if (batch_first) x = g.op("Transpose", {x}, {{"perm", ir::Ints{1, 0, 2}}});
   std::vector<Value*> h_out, c_out;
@@ -66,7 +71,9 @@ Outputs rnn(SymbolicContext& g, const RnnKind& k, bool lstm) {
       ws.push_back(reorder_gates(g, params[base], k, hidden));
       rs.push_back(reorder_gates(g, params[base + 1], k, hidden));
       if (has_biases)
-        bs.push_back(g.op("Concat", {reorder_gates(g, params[base + 2], k, hidden), reorder_gates(g, params[base + 3], k, hidden)},
+        bs.push_back(g.op("Concat",
+                          {reorder_gates(g, params[base + 2], k, hidden),
+                           reorder_gates(g, params[base + 3], k, hidden)},
                           {{"axis", int64_t{0}}}));
     }
     std::vector<Value*> in{x, stack_dirs(g, ws), stack_dirs(g, rs)};
@@ -74,7 +81,8 @@ Outputs rnn(SymbolicContext& g, const RnnKind& k, bool lstm) {
     in.push_back(nullptr);  // sequence_lens
     in.push_back(slice0(g, hx[0], l * dirs, (l + 1) * dirs));
     if (lstm) in.push_back(slice0(g, hx[1], l * dirs, (l + 1) * dirs));
-    std::vector<ir::Attr> attrs{{"hidden_size", hidden}, {"direction", bidirectional ? "bidirectional" : "forward"}};
+    std::vector<ir::Attr> attrs{{"hidden_size", hidden},
+                                {"direction", bidirectional ? "bidirectional" : "forward"}};
     if (k.activation) attrs.push_back({"activations", ir::Strings(dirs, k.activation)});
     if (std::string(k.onnx_op) == "GRU") attrs.push_back({"linear_before_reset", int64_t{1}});
     auto outs = g.op_n(k.onnx_op, in, attrs, lstm ? 3 : 2);
@@ -85,7 +93,9 @@ Outputs rnn(SymbolicContext& g, const RnnKind& k, bool lstm) {
     if (lstm) c_out.push_back(outs[2]);
   }
   Value* y = batch_first ? g.op("Transpose", {x}, {{"perm", ir::Ints{1, 0, 2}}}) : x;
-  auto cat0 = [&](const std::vector<Value*>& v) { return v.size() == 1 ? v[0] : g.op("Concat", v, {{"axis", int64_t{0}}}); };
+  auto cat0 = [&](const std::vector<Value*>& v) {
+    return v.size() == 1 ? v[0] : g.op("Concat", v, {{"axis", int64_t{0}}});
+  };
   if (lstm) return {y, cat0(h_out), cat0(c_out)};
   return {y, cat0(h_out)};
 }

@@ -78,7 +78,8 @@ TONNX_SYMBOLIC("prim::unchecked_cast", 9, [](SymbolicContext&, Value* x) { retur
 // so the answer is known while converting (a value that is None on some path is not
 // supported, see docs/torchscript.md).
 Outputs is_none_test(SymbolicContext& g, bool negate) {
-  if (!g.is_none(1) && !g.is_none(0)) g.fail("`is` between two values that are not None is not supported");
+  if (!g.is_none(1) && !g.is_none(0))
+    g.fail("`is` between two values that are not None is not supported");
   bool none = g.is_none(0) && g.is_none(1) ? true : false;
   return g.constant(at::scalar_tensor(negate ? !none : none, at::kBool));
 }

@@ -8,19 +8,21 @@ namespace {
 
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 
-TONNX_SYMBOLIC("aten::transpose", 9, [](SymbolicContext& g, Value* x, int64_t d0, int64_t d1) -> Outputs {
-  int64_t rank = g.rank(0);
-  if (rank < 2) return g.op("Identity", {x});
-  std::vector<int64_t> perm;
-  for (int64_t i = 0; i < rank; ++i) perm.push_back(i);
-  std::swap(perm[norm_dim(g, d0, rank)], perm[norm_dim(g, d1, rank)]);
-  return g.op("Transpose", {x}, {{"perm", perm}});
-});
-TONNX_SYMBOLIC("aten::permute", 9, [](SymbolicContext& g, Value* x, std::vector<int64_t> dims) -> Outputs {
-  int64_t rank = g.rank(0);
-  for (auto& d : dims) d = norm_dim(g, d, rank);
-  return g.op("Transpose", {x}, {{"perm", dims}});
-});
+TONNX_SYMBOLIC("aten::transpose", 9,
+               [](SymbolicContext& g, Value* x, int64_t d0, int64_t d1) -> Outputs {
+                 int64_t rank = g.rank(0);
+                 if (rank < 2) return g.op("Identity", {x});
+                 std::vector<int64_t> perm;
+                 for (int64_t i = 0; i < rank; ++i) perm.push_back(i);
+                 std::swap(perm[norm_dim(g, d0, rank)], perm[norm_dim(g, d1, rank)]);
+                 return g.op("Transpose", {x}, {{"perm", perm}});
+               });
+TONNX_SYMBOLIC("aten::permute", 9,
+               [](SymbolicContext& g, Value* x, std::vector<int64_t> dims) -> Outputs {
+                 int64_t rank = g.rank(0);
+                 for (auto& d : dims) d = norm_dim(g, d, rank);
+                 return g.op("Transpose", {x}, {{"perm", dims}});
+               });
 
 // expand(self, size, implicit): -1 keeps a dim; ONNX Expand broadcasts a 1 the same way.
 TONNX_SYMBOLIC("aten::expand", 9, [](SymbolicContext& g) -> Outputs {
@@ -31,16 +33,21 @@ TONNX_SYMBOLIC("aten::expand", 9, [](SymbolicContext& g) -> Outputs {
     return g.op("Expand", {x, g.constant_ints(size)});
   }
   Value* size = g.cast(g.input(1), at::kLong);
-  Value* ones = g.op("ConstantOfShape", {g.op("Shape", {size})}, {{"value", at::ones({1}, at::kLong)}});
+  Value* ones =
+      g.op("ConstantOfShape", {g.op("Shape", {size})}, {{"value", at::ones({1}, at::kLong)}});
   Value* is_neg = g.op("Equal", {size, g.constant_ints({-1})});
   return g.op("Expand", {x, g.op("Where", {is_neg, ones, size})});
 });
-TONNX_SYMBOLIC("aten::expand_as", 9, [](SymbolicContext& g, Value* x, Value*) { return g.op("Expand", {x, shape_of(g, 1)}); });
+TONNX_SYMBOLIC("aten::expand_as", 9, [](SymbolicContext& g, Value* x, Value*) {
+  return g.op("Expand", {x, shape_of(g, 1)});
+});
 
 // Split into pieces of the given sizes along dim (Split takes sizes as an input from 13).
-std::vector<Value*> split_sizes(SymbolicContext& g, Value* x, const std::vector<int64_t>& sizes, int64_t dim) {
+std::vector<Value*> split_sizes(SymbolicContext& g, Value* x, const std::vector<int64_t>& sizes,
+                                int64_t dim) {
   if (sizes.size() == 1) return {g.op("Identity", {x})};
-  if (g.opset() >= 13) return g.op_n("Split", {x, g.constant_ints(sizes)}, {{"axis", dim}}, sizes.size());
+  if (g.opset() >= 13)
+    return g.op_n("Split", {x, g.constant_ints(sizes)}, {{"axis", dim}}, sizes.size());
   return g.op_n("Split", {x}, {{"axis", dim}, {"split", sizes}}, sizes.size());
 }
 
@@ -63,14 +70,16 @@ TONNX_SYMBOLIC("aten::split_with_sizes", 9, split);
 TONNX_SYMBOLIC("aten::unsafe_split", 9, split);
 
 // chunk(self, chunks, dim): PyTorch's sizes: ceil(n / chunks) each, the last one smaller.
-TONNX_SYMBOLIC("aten::chunk", 9, [](SymbolicContext& g, Value* x, int64_t chunks, int64_t dim) -> Outputs {
-  std::vector<int64_t> in = g.sizes(0);
-  int64_t d = norm_dim(g, dim, static_cast<int64_t>(in.size()));
-  int64_t step = (in[d] + chunks - 1) / chunks;
-  std::vector<int64_t> sizes;
-  for (int64_t s = 0; s < in[d]; s += step) sizes.push_back(std::min(step, in[d] - s));
-  return split_sizes(g, x, sizes, d);
-});
+TONNX_SYMBOLIC("aten::chunk", 9,
+               [](SymbolicContext& g, Value* x, int64_t chunks, int64_t dim) -> Outputs {
+                 std::vector<int64_t> in = g.sizes(0);
+                 int64_t d = norm_dim(g, dim, static_cast<int64_t>(in.size()));
+                 int64_t step = (in[d] + chunks - 1) / chunks;
+                 std::vector<int64_t> sizes;
+                 for (int64_t s = 0; s < in[d]; s += step)
+                   sizes.push_back(std::min(step, in[d] - s));
+                 return split_sizes(g, x, sizes, d);
+               });
 
 TONNX_SYMBOLIC("aten::unbind", 9, [](SymbolicContext& g, Value* x, int64_t dim) -> Outputs {
   std::vector<int64_t> in = g.sizes(0);
@@ -80,29 +89,34 @@ TONNX_SYMBOLIC("aten::unbind", 9, [](SymbolicContext& g, Value* x, int64_t dim) 
   return parts;
 });
 
-TONNX_SYMBOLIC("aten::stack", 9, [](SymbolicContext& g, std::vector<Value*> xs, int64_t dim) -> Outputs {
-  int64_t rank = static_cast<int64_t>(g.output_type()->shape->size());
-  int64_t d = norm_dim(g, dim, rank);
-  at::ScalarType dt = g.output_scalar_type();
-  std::vector<Value*> parts;
-  for (Value* x : xs) parts.push_back(unsqueeze(g, g.cast(x, dt), {d}));
-  return g.op("Concat", parts, {{"axis", d}});
-});
+TONNX_SYMBOLIC("aten::stack", 9,
+               [](SymbolicContext& g, std::vector<Value*> xs, int64_t dim) -> Outputs {
+                 int64_t rank = static_cast<int64_t>(g.output_type()->shape->size());
+                 int64_t d = norm_dim(g, dim, rank);
+                 at::ScalarType dt = g.output_scalar_type();
+                 std::vector<Value*> parts;
+                 for (Value* x : xs) parts.push_back(unsqueeze(g, g.cast(x, dt), {d}));
+                 return g.op("Concat", parts, {{"axis", d}});
+               });
 
-TONNX_SYMBOLIC("aten::index_select", 9, [](SymbolicContext& g, Value* x, int64_t dim, Value* index) {
-  return g.op("Gather", {x, g.cast(index, at::kLong)}, {{"axis", norm_dim(g, dim, g.rank(0))}});
-});
+TONNX_SYMBOLIC(
+    "aten::index_select", 9, [](SymbolicContext& g, Value* x, int64_t dim, Value* index) {
+      return g.op("Gather", {x, g.cast(index, at::kLong)}, {{"axis", norm_dim(g, dim, g.rank(0))}});
+    });
 // gather(self, dim, index, sparse_grad): GatherElements is opset 11.
-TONNX_SYMBOLIC("aten::gather", 11, [](SymbolicContext& g, Value* x, int64_t dim, Value* index, bool) {
-  return g.op("GatherElements", {x, g.cast(index, at::kLong)}, {{"axis", norm_dim(g, dim, g.rank(0))}});
-});
+TONNX_SYMBOLIC("aten::gather", 11,
+               [](SymbolicContext& g, Value* x, int64_t dim, Value* index, bool) {
+                 return g.op("GatherElements", {x, g.cast(index, at::kLong)},
+                             {{"axis", norm_dim(g, dim, g.rank(0))}});
+               });
 // scatter(self, dim, index, src | value): ScatterElements (11).
 TONNX_SYMBOLIC("aten::scatter", 11, [](SymbolicContext& g) -> Outputs {
   at::ScalarType dt = g.scalar_type(0);
   int64_t dim = norm_dim(g, g.i(1), g.rank(0));
   Value* index = g.cast(g.input(2), at::kLong);
-  Value* src = g.arg_type(3) == "Tensor" && !g.is_constant(3) ? g.cast(g.input(3), dt)
-                                                                : g.op("Expand", {input_as(g, 3, dt), g.op("Shape", {index})});
+  Value* src = g.arg_type(3) == "Tensor" && !g.is_constant(3)
+                   ? g.cast(g.input(3), dt)
+                   : g.op("Expand", {input_as(g, 3, dt), g.op("Shape", {index})});
   if (g.num_inputs() > 4 && !g.is_none(4)) g.fail("scatter with reduce= is not supported");
   return g.op("ScatterElements", {g.input(0), index, src}, {{"axis", dim}});
 });
@@ -112,9 +126,11 @@ TONNX_SYMBOLIC("aten::scatter", 11, [](SymbolicContext& g) -> Outputs {
 Value* slice(SymbolicContext& g, Value* x, int64_t dim, int64_t start, int64_t end, int64_t step) {
   if (g.opset() < 10) {
     if (step != 1) g.unsupported_below(10, "slicing with a step");
-    return g.op("Slice", {x}, {{"axes", ir::Ints{dim}}, {"starts", ir::Ints{start}}, {"ends", ir::Ints{end}}});
+    return g.op("Slice", {x},
+                {{"axes", ir::Ints{dim}}, {"starts", ir::Ints{start}}, {"ends", ir::Ints{end}}});
   }
-  std::vector<Value*> in{x, g.constant_ints({start}), g.constant_ints({end}), g.constant_ints({dim})};
+  std::vector<Value*> in{x, g.constant_ints({start}), g.constant_ints({end}),
+                         g.constant_ints({dim})};
   if (step != 1) in.push_back(g.constant_ints({step}));
   return g.op("Slice", in);
 }
@@ -130,67 +146,80 @@ TONNX_SYMBOLIC("aten::slice", 9, [](SymbolicContext& g) -> Outputs {
   if (start == 0 && end == kInt64Max && step == 1) return g.op("Identity", {g.input(0)});
   return slice(g, g.input(0), dim, start, end, step);
 });
-TONNX_SYMBOLIC("aten::narrow", 9, [](SymbolicContext& g, Value* x, int64_t dim, int64_t start, int64_t length) {
-  int64_t rank = g.rank(0);
-  int64_t d = norm_dim(g, dim, rank);
-  if (start < 0) start += g.sizes(0)[d];
-  return slice(g, x, d, start, start + length, 1);
-});
+TONNX_SYMBOLIC("aten::narrow", 9,
+               [](SymbolicContext& g, Value* x, int64_t dim, int64_t start, int64_t length) {
+                 int64_t rank = g.rank(0);
+                 int64_t d = norm_dim(g, dim, rank);
+                 if (start < 0) start += g.sizes(0)[d];
+                 return slice(g, x, d, start, start + length, 1);
+               });
 
 // flip(self, dims): Slice backwards over each dim (opset 10).
-TONNX_SYMBOLIC("aten::flip", 10, [](SymbolicContext& g, Value* x, std::vector<int64_t> dims) -> Outputs {
-  int64_t rank = g.rank(0);
-  std::vector<int64_t> starts, ends, steps;
-  for (auto& d : dims) {
-    d = norm_dim(g, d, rank);
-    starts.push_back(-1);
-    ends.push_back(std::numeric_limits<int64_t>::min());
-    steps.push_back(-1);
-  }
-  return g.op("Slice", {x, g.constant_ints(starts), g.constant_ints(ends), g.constant_ints(dims), g.constant_ints(steps)});
-});
+TONNX_SYMBOLIC("aten::flip", 10,
+               [](SymbolicContext& g, Value* x, std::vector<int64_t> dims) -> Outputs {
+                 int64_t rank = g.rank(0);
+                 std::vector<int64_t> starts, ends, steps;
+                 for (auto& d : dims) {
+                   d = norm_dim(g, d, rank);
+                   starts.push_back(-1);
+                   ends.push_back(std::numeric_limits<int64_t>::min());
+                   steps.push_back(-1);
+                 }
+                 return g.op("Slice", {x, g.constant_ints(starts), g.constant_ints(ends),
+                                       g.constant_ints(dims), g.constant_ints(steps)});
+               });
 
 // roll(self, shifts, dims): two slices concatenated per dim.
-TONNX_SYMBOLIC("aten::roll", 10, [](SymbolicContext& g, Value* x, std::vector<int64_t> shifts, std::vector<int64_t> dims) -> Outputs {
-  std::vector<int64_t> sizes = g.sizes(0);
-  if (dims.empty()) {
-    // Rolls the flattened tensor.
-    int64_t n = 1;
-    for (int64_t s : sizes) n *= s;
-    Value* flat = g.op("Reshape", {x, g.constant_ints({n})});
-    int64_t s = n ? ((shifts[0] % n) + n) % n : 0;
-    Value* rolled = s ? g.op("Concat", {slice(g, flat, 0, n - s, n, 1), slice(g, flat, 0, 0, n - s, 1)}, {{"axis", int64_t{0}}}) : flat;
-    return g.op("Reshape", {rolled, g.constant_ints(sizes)});
-  }
-  if (shifts.size() != dims.size()) g.fail("roll needs as many shifts as dims");
-  for (size_t i = 0; i < dims.size(); ++i) {
-    int64_t d = norm_dim(g, dims[i], static_cast<int64_t>(sizes.size()));
-    int64_t n = sizes[d];
-    int64_t s = n ? ((shifts[i] % n) + n) % n : 0;
-    if (!s) continue;
-    x = g.op("Concat", {slice(g, x, d, n - s, n, 1), slice(g, x, d, 0, n - s, 1)}, {{"axis", d}});
-  }
-  return x;
-});
+TONNX_SYMBOLIC("aten::roll", 10,
+               [](SymbolicContext& g, Value* x, std::vector<int64_t> shifts,
+                  std::vector<int64_t> dims) -> Outputs {
+                 std::vector<int64_t> sizes = g.sizes(0);
+                 if (dims.empty()) {
+                   // Rolls the flattened tensor.
+                   int64_t n = 1;
+                   for (int64_t s : sizes) n *= s;
+                   Value* flat = g.op("Reshape", {x, g.constant_ints({n})});
+                   int64_t s = n ? ((shifts[0] % n) + n) % n : 0;
+                   Value* rolled =
+                       s ? g.op("Concat",
+                                {slice(g, flat, 0, n - s, n, 1), slice(g, flat, 0, 0, n - s, 1)},
+                                {{"axis", int64_t{0}}})
+                         : flat;
+                   return g.op("Reshape", {rolled, g.constant_ints(sizes)});
+                 }
+                 if (shifts.size() != dims.size()) g.fail("roll needs as many shifts as dims");
+                 for (size_t i = 0; i < dims.size(); ++i) {
+                   int64_t d = norm_dim(g, dims[i], static_cast<int64_t>(sizes.size()));
+                   int64_t n = sizes[d];
+                   int64_t s = n ? ((shifts[i] % n) + n) % n : 0;
+                   if (!s) continue;
+                   x = g.op("Concat", {slice(g, x, d, n - s, n, 1), slice(g, x, d, 0, n - s, 1)},
+                            {{"axis", d}});
+                 }
+                 return x;
+               });
 
 // repeat(self, repeats): Tile, with leading dims added when repeats is longer than rank.
-TONNX_SYMBOLIC("aten::repeat", 9, [](SymbolicContext& g, Value* x, std::vector<int64_t> repeats) -> Outputs {
-  int64_t rank = g.rank(0);
-  int64_t extra = static_cast<int64_t>(repeats.size()) - rank;
-  if (extra < 0) g.fail("repeat needs at least as many repeats as the tensor has dims");
-  if (extra > 0) {
-    std::vector<int64_t> sizes = g.sizes(0);
-    std::vector<int64_t> shape(extra, 1);
-    shape.insert(shape.end(), sizes.begin(), sizes.end());
-    x = g.op("Reshape", {x, g.constant_ints(shape)});
-  }
-  return g.op("Tile", {x, g.constant_ints(repeats)});
-});
+TONNX_SYMBOLIC("aten::repeat", 9,
+               [](SymbolicContext& g, Value* x, std::vector<int64_t> repeats) -> Outputs {
+                 int64_t rank = g.rank(0);
+                 int64_t extra = static_cast<int64_t>(repeats.size()) - rank;
+                 if (extra < 0)
+                   g.fail("repeat needs at least as many repeats as the tensor has dims");
+                 if (extra > 0) {
+                   std::vector<int64_t> sizes = g.sizes(0);
+                   std::vector<int64_t> shape(extra, 1);
+                   shape.insert(shape.end(), sizes.begin(), sizes.end());
+                   x = g.op("Reshape", {x, g.constant_ints(shape)});
+                 }
+                 return g.op("Tile", {x, g.constant_ints(repeats)});
+               });
 
 // Padding: PyTorch lists (begin, end) pairs from the last dim; ONNX all begins then all ends.
 std::vector<int64_t> onnx_pads(SymbolicContext& g, const std::vector<int64_t>& pad, int64_t rank) {
   if (pad.size() % 2 || static_cast<int64_t>(pad.size()) > 2 * rank)
-    g.fail("pad has " + std::to_string(pad.size()) + " values; expected pairs for at most " + std::to_string(rank) + " dims");
+    g.fail("pad has " + std::to_string(pad.size()) + " values; expected pairs for at most " +
+           std::to_string(rank) + " dims");
   std::vector<int64_t> begins(rank, 0), ends(rank, 0);
   for (size_t i = 0; i < pad.size() / 2; ++i) {
     begins[rank - 1 - i] = pad[2 * i];
@@ -199,7 +228,8 @@ std::vector<int64_t> onnx_pads(SymbolicContext& g, const std::vector<int64_t>& p
   begins.insert(begins.end(), ends.begin(), ends.end());
   return begins;
 }
-Value* emit_pad(SymbolicContext& g, Value* x, const std::vector<int64_t>& pads, const std::string& mode, Value* value) {
+Value* emit_pad(SymbolicContext& g, Value* x, const std::vector<int64_t>& pads,
+                const std::string& mode, Value* value) {
   if (g.opset() >= 11) {
     std::vector<Value*> in{x, g.constant_ints(pads)};
     if (value) in.push_back(value);
@@ -208,14 +238,16 @@ Value* emit_pad(SymbolicContext& g, Value* x, const std::vector<int64_t>& pads, 
   std::vector<ir::Attr> attrs{{"mode", mode}, {"pads", pads}};
   return g.op("Pad", {x}, attrs);
 }
-TONNX_SYMBOLIC("aten::constant_pad_nd", 9, [](SymbolicContext& g, Value* x, std::vector<int64_t> pad, double value) -> Outputs {
-  std::vector<int64_t> pads = onnx_pads(g, pad, g.rank(0));
-  for (int64_t p : pads)
-    if (p < 0) g.fail("negative padding (cropping) is not supported by ONNX Pad");
-  at::ScalarType dt = g.scalar_type(0);
-  if (g.opset() >= 11) return emit_pad(g, x, pads, "constant", g.constant_scalar(value, dt));
-  return g.op("Pad", {x}, {{"mode", "constant"}, {"pads", pads}, {"value", value}});
-});
+TONNX_SYMBOLIC("aten::constant_pad_nd", 9,
+               [](SymbolicContext& g, Value* x, std::vector<int64_t> pad, double value) -> Outputs {
+                 std::vector<int64_t> pads = onnx_pads(g, pad, g.rank(0));
+                 for (int64_t p : pads)
+                   if (p < 0) g.fail("negative padding (cropping) is not supported by ONNX Pad");
+                 at::ScalarType dt = g.scalar_type(0);
+                 if (g.opset() >= 11)
+                   return emit_pad(g, x, pads, "constant", g.constant_scalar(value, dt));
+                 return g.op("Pad", {x}, {{"mode", "constant"}, {"pads", pads}, {"value", value}});
+               });
 Outputs mode_pad(SymbolicContext& g, const char* mode) {
   return emit_pad(g, g.input(0), onnx_pads(g, g.ints(1), g.rank(0)), mode, nullptr);
 }
@@ -228,19 +260,27 @@ TONNX_SYMBOLIC("aten::_pad_enum", 9, [](SymbolicContext& g) -> Outputs {
   if (mode != 3) return emit_pad(g, g.input(0), pads, mode == 0 ? "reflect" : "edge", nullptr);
   double value = g.is_none(3) ? 0.0 : g.f(3);
   at::ScalarType dt = g.scalar_type(0);
-  if (g.opset() >= 11) return emit_pad(g, g.input(0), pads, "constant", g.constant_scalar(value, dt));
+  if (g.opset() >= 11)
+    return emit_pad(g, g.input(0), pads, "constant", g.constant_scalar(value, dt));
   return g.op("Pad", {g.input(0)}, {{"mode", "constant"}, {"pads", pads}, {"value", value}});
 });
-TONNX_SYMBOLIC("aten::reflection_pad1d", 9, [](SymbolicContext& g) { return mode_pad(g, "reflect"); });
-TONNX_SYMBOLIC("aten::reflection_pad2d", 9, [](SymbolicContext& g) { return mode_pad(g, "reflect"); });
-TONNX_SYMBOLIC("aten::reflection_pad3d", 9, [](SymbolicContext& g) { return mode_pad(g, "reflect"); });
-TONNX_SYMBOLIC("aten::replication_pad1d", 9, [](SymbolicContext& g) { return mode_pad(g, "edge"); });
-TONNX_SYMBOLIC("aten::replication_pad2d", 9, [](SymbolicContext& g) { return mode_pad(g, "edge"); });
-TONNX_SYMBOLIC("aten::replication_pad3d", 9, [](SymbolicContext& g) { return mode_pad(g, "edge"); });
+TONNX_SYMBOLIC("aten::reflection_pad1d", 9,
+               [](SymbolicContext& g) { return mode_pad(g, "reflect"); });
+TONNX_SYMBOLIC("aten::reflection_pad2d", 9,
+               [](SymbolicContext& g) { return mode_pad(g, "reflect"); });
+TONNX_SYMBOLIC("aten::reflection_pad3d", 9,
+               [](SymbolicContext& g) { return mode_pad(g, "reflect"); });
+TONNX_SYMBOLIC("aten::replication_pad1d", 9,
+               [](SymbolicContext& g) { return mode_pad(g, "edge"); });
+TONNX_SYMBOLIC("aten::replication_pad2d", 9,
+               [](SymbolicContext& g) { return mode_pad(g, "edge"); });
+TONNX_SYMBOLIC("aten::replication_pad3d", 9,
+               [](SymbolicContext& g) { return mode_pad(g, "edge"); });
 
 // pixel_shuffle(self, r): [N, C*r*r, H, W] -> [N, C, H*r, W*r] by reshape/transpose/reshape.
 TONNX_SYMBOLIC("aten::pixel_shuffle", 9, [](SymbolicContext& g, Value* x, int64_t r) -> Outputs {
-  if (g.dynamic_shapes() && g.opset() >= 11) return g.op("DepthToSpace", {x}, {{"blocksize", r}, {"mode", "CRD"}});
+  if (g.dynamic_shapes() && g.opset() >= 11)
+    return g.op("DepthToSpace", {x}, {{"blocksize", r}, {"mode", "CRD"}});
   std::vector<int64_t> s = g.sizes(0);
   if (s.size() != 4) g.fail("pixel_shuffle is exported for 4-D inputs");
   int64_t n = s[0], c = s[1] / (r * r), h = s[2], w = s[3];
@@ -265,38 +305,46 @@ TONNX_SYMBOLIC("aten::embedding", 9, [](SymbolicContext& g) -> Outputs {
 // embedding_renorm_(weight, indices, max_norm, norm_type): rows whose norm exceeds max_norm
 // are scaled to it. Scaling every row gives the same embedding output as PyTorch, which
 // scales only the rows the indices name.
-TONNX_SYMBOLIC("aten::embedding_renorm", 9, [](SymbolicContext& g, Value* w, Value*, double max_norm, double norm_type) -> Outputs {
-  at::ScalarType dt = g.scalar_type(0);
-  Value* norm;
-  if (norm_type == 2) {
-    norm = reduce(g, "ReduceL2", w, std::vector<int64_t>{1}, true);
-  } else if (norm_type == 1) {
-    norm = reduce(g, "ReduceL1", w, std::vector<int64_t>{1}, true);
-  } else {
-    Value* p = g.op("Pow", {g.op("Abs", {w}), g.constant_scalar(norm_type, dt)});
-    norm = g.op("Pow", {reduce(g, "ReduceSum", p, std::vector<int64_t>{1}, true), g.constant_scalar(1.0 / norm_type, dt)});
-  }
-  Value* mx = g.constant_scalar(max_norm, dt);
-  Value* scale = g.op("Div", {mx, g.op("Add", {norm, g.constant_scalar(1e-7, dt)})});
-  Value* s = g.op("Where", {g.op("Greater", {norm, mx}), scale, g.constant_scalar(1, dt)});
-  return g.op("Mul", {w, s});
-});
+TONNX_SYMBOLIC(
+    "aten::embedding_renorm", 9,
+    [](SymbolicContext& g, Value* w, Value*, double max_norm, double norm_type) -> Outputs {
+      at::ScalarType dt = g.scalar_type(0);
+      Value* norm;
+      if (norm_type == 2) {
+        norm = reduce(g, "ReduceL2", w, std::vector<int64_t>{1}, true);
+      } else if (norm_type == 1) {
+        norm = reduce(g, "ReduceL1", w, std::vector<int64_t>{1}, true);
+      } else {
+        Value* p = g.op("Pow", {g.op("Abs", {w}), g.constant_scalar(norm_type, dt)});
+        norm = g.op("Pow", {reduce(g, "ReduceSum", p, std::vector<int64_t>{1}, true),
+                            g.constant_scalar(1.0 / norm_type, dt)});
+      }
+      Value* mx = g.constant_scalar(max_norm, dt);
+      Value* scale = g.op("Div", {mx, g.op("Add", {norm, g.constant_scalar(1e-7, dt)})});
+      Value* s = g.op("Where", {g.op("Greater", {norm, mx}), scale, g.constant_scalar(1, dt)});
+      return g.op("Mul", {w, s});
+    });
 
 // Casts: to / type_as / _to_copy all become a Cast to the traced result type.
-Outputs cast_to_output(SymbolicContext& g) { return g.op("Cast", {g.input(0)}, {{"to", static_cast<int64_t>(ir::dtype_from_scalar_type(g.output_scalar_type()))}}); }
+Outputs cast_to_output(SymbolicContext& g) {
+  return g.op("Cast", {g.input(0)},
+              {{"to", static_cast<int64_t>(ir::dtype_from_scalar_type(g.output_scalar_type()))}});
+}
 TONNX_SYMBOLIC("aten::to", 9, cast_to_output);
 TONNX_SYMBOLIC("aten::type_as", 9, cast_to_output);
 TONNX_SYMBOLIC("aten::_to_copy", 9, cast_to_output);
 
 // baddbmm(self, batch1, batch2, beta, alpha) = beta * self + alpha * batch1 @ batch2
-TONNX_SYMBOLIC("aten::baddbmm", 9, [](SymbolicContext& g, Value* self, Value* b1, Value* b2, double beta, double alpha) -> Outputs {
-  at::ScalarType dt = g.output_scalar_type();
-  Value* mm = g.op("MatMul", {b1, b2});
-  if (alpha != 1) mm = g.op("Mul", {mm, g.constant_scalar(alpha, dt)});
-  if (beta == 0) return mm;
-  Value* s = beta == 1 ? self : g.op("Mul", {self, g.constant_scalar(beta, dt)});
-  return g.op("Add", {s, mm});
-});
+TONNX_SYMBOLIC("aten::baddbmm", 9,
+               [](SymbolicContext& g, Value* self, Value* b1, Value* b2, double beta,
+                  double alpha) -> Outputs {
+                 at::ScalarType dt = g.output_scalar_type();
+                 Value* mm = g.op("MatMul", {b1, b2});
+                 if (alpha != 1) mm = g.op("Mul", {mm, g.constant_scalar(alpha, dt)});
+                 if (beta == 0) return mm;
+                 Value* s = beta == 1 ? self : g.op("Mul", {self, g.constant_scalar(beta, dt)});
+                 return g.op("Add", {s, mm});
+               });
 
 }  // namespace
 }  // namespace tonnx::sym
