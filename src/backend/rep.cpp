@@ -399,6 +399,8 @@ Rep prepare(const std::string& path, const std::string& device, const PrepareOpt
 }
 
 RunValues Rep::run_values(const RunValues& inputs) const {
+  // No autograd bookkeeping while running: outputs are inference tensors.
+  c10::InferenceMode inference;
   if (inputs.size() != plan_->graph.inputs.size()) {
     const auto& ins = plan_->graph.inputs;
     std::ostringstream os;
