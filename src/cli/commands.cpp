@@ -91,6 +91,24 @@ options:
 
 }  // namespace
 
+ExportOptions export_options(const Args& a) {
+  ExportOptions opt;
+  if (auto v = a.get("--opset")) opt.opset_version = static_cast<int>(parse_int(*v, "--opset"));
+  if (opt.opset_version < kMinOpset || opt.opset_version > kMaxOpset)
+    throw UsageError("--opset " + std::to_string(opt.opset_version) + " is out of range: use " +
+                     std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset));
+  if (auto v = a.get("--input-names")) opt.input_names = split(*v, ',');
+  if (auto v = a.get("--output-names")) opt.output_names = split(*v, ',');
+  if (auto v = a.get("--dynamic-axes")) parse_dynamic_axes(*v, opt);
+  opt.verbose = a.has("--verbose");
+  opt.do_constant_folding = !a.has("--no-constant-folding");
+  opt.export_params = !a.has("--no-export-params");
+  opt.keep_initializers_as_inputs = a.has("--keep-initializers-as-inputs");
+  if (a.has("--aten-fallback")) opt.operator_export_type = OperatorExportTypes::ONNX_ATEN_FALLBACK;
+  if (a.has("--training")) opt.training = TrainingMode::TRAINING;
+  return opt;
+}
+
 void write_export_test_data(const std::string& dir, const std::vector<at::Tensor>& inputs,
                             const ExportSummary& s) {
   TestDataSet set;
@@ -119,20 +137,7 @@ int cmd_export(const std::vector<std::string>& argv) {
   if (!out) throw UsageError("missing -o OUT.onnx");
   const models::ZooEntry& entry = models::find_model(a.positional[0]);
 
-  ExportOptions opt;
-  if (auto v = a.get("--opset")) opt.opset_version = static_cast<int>(parse_int(*v, "--opset"));
-  if (opt.opset_version < kMinOpset || opt.opset_version > kMaxOpset)
-    throw UsageError("--opset " + std::to_string(opt.opset_version) + " is out of range: use " +
-                     std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset));
-  if (auto v = a.get("--input-names")) opt.input_names = split(*v, ',');
-  if (auto v = a.get("--output-names")) opt.output_names = split(*v, ',');
-  if (auto v = a.get("--dynamic-axes")) parse_dynamic_axes(*v, opt);
-  opt.verbose = a.has("--verbose");
-  opt.do_constant_folding = !a.has("--no-constant-folding");
-  opt.export_params = !a.has("--no-export-params");
-  opt.keep_initializers_as_inputs = a.has("--keep-initializers-as-inputs");
-  if (a.has("--aten-fallback")) opt.operator_export_type = OperatorExportTypes::ONNX_ATEN_FALLBACK;
-  if (a.has("--training")) opt.training = TrainingMode::TRAINING;
+  ExportOptions opt = export_options(a);
   uint64_t seed = 0;
   if (auto v = a.get("--seed")) seed = static_cast<uint64_t>(parse_int(*v, "--seed"));
 

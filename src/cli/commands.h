@@ -9,6 +9,10 @@ namespace tonnx::cli {
 
 // Writes `inputs` and the summary's eager outputs as DIR/test_data_set_0 (ONNX TensorProto),
 // named like the exported graph's inputs and outputs.
+struct Args;
+// The export options every `tonnx export` form shares (--opset, names, dynamic axes, flags).
+ExportOptions export_options(const Args& a);
+
 void write_export_test_data(const std::string& dir, const std::vector<at::Tensor>& inputs,
                             const tonnx::ExportSummary& summary);
 

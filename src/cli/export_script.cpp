@@ -64,30 +64,7 @@ int cmd_export_script(const std::vector<std::string>& argv) {
         "a TorchScript model needs example inputs: give either --inputs "
         "in0.pb,in1.pb (ONNX TensorProto files) or --input-shape 1x3x224x224");
 
-  ExportOptions opt;
-  if (auto v = a.get("--opset")) opt.opset_version = static_cast<int>(parse_int(*v, "--opset"));
-  if (opt.opset_version < kMinOpset || opt.opset_version > kMaxOpset)
-    throw UsageError("--opset " + std::to_string(opt.opset_version) + " is out of range: use " +
-                     std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset));
-  if (auto v = a.get("--input-names")) opt.input_names = split(*v, ',');
-  if (auto v = a.get("--output-names")) opt.output_names = split(*v, ',');
-  if (auto v = a.get("--dynamic-axes")) {
-    for (const auto& entry : split(*v, ';')) {
-      auto colon = entry.find(':');
-      if (colon == std::string::npos)
-        throw UsageError("--dynamic-axes entry '" + entry + "' is not NAME:AXIS[,AXIS...]");
-      std::vector<int64_t> axes;
-      for (const auto& x : split(entry.substr(colon + 1), ','))
-        axes.push_back(parse_int(x, "axis"));
-      add_dynamic_axes(opt, entry.substr(0, colon), axes);
-    }
-  }
-  opt.verbose = a.has("--verbose");
-  opt.do_constant_folding = !a.has("--no-constant-folding");
-  opt.export_params = !a.has("--no-export-params");
-  opt.keep_initializers_as_inputs = a.has("--keep-initializers-as-inputs");
-  if (a.has("--aten-fallback")) opt.operator_export_type = OperatorExportTypes::ONNX_ATEN_FALLBACK;
-  if (a.has("--training")) opt.training = TrainingMode::TRAINING;
+  ExportOptions opt = export_options(a);
 
   std::vector<torch::Tensor> inputs;
   if (auto v = a.get("--inputs")) {

@@ -81,7 +81,8 @@ TONNX_SYMBOLIC("aten::tril", 9, [](SymbolicContext& g) { return tri(g, false); }
 Outputs topk(SymbolicContext& g, Value* x, int64_t k, int64_t dim, bool largest) {
   if (!largest && g.opset() < 11) g.unsupported_below(11, "topk with largest=False");
   if (g.opset() >= 11)
-    return g.op_n("TopK", {x, g.constant_ints({k})}, {{"axis", dim}, {"largest", int64_t{largest}}}, 2);
+    return g.op_n("TopK", {x, g.constant_ints({k})}, {{"axis", dim}, {"largest", int64_t{largest}}},
+                  2);
   if (g.opset() >= 10) return g.op_n("TopK", {x, g.constant_ints({k})}, {{"axis", dim}}, 2);
   return g.op_n("TopK", {x}, {{"axis", dim}, {"k", k}}, 2);
 }
