@@ -299,6 +299,11 @@ RunValues run_plan(const SubPlan& p, const RunValues& inputs, const RunValues& c
   }
   Tensors args;
   RunValues vargs;
+  auto check_count = [](const Step& s, size_t produced) {
+    if (produced < s.out.size())
+      throw std::runtime_error(node_label(*s.node) + " produced " + std::to_string(produced) +
+                               " outputs; the graph expects " + std::to_string(s.out.size()));
+  };
   for (const Step& s : p.steps) {
     try {
       if (s.fn) {
@@ -306,20 +311,14 @@ RunValues run_plan(const SubPlan& p, const RunValues& inputs, const RunValues& c
         for (size_t i = 0; i < s.in.size(); ++i)
           args.push_back(s.in[i] >= 0 ? tensor_arg(s, i, slots[s.in[i]]) : at::Tensor());
         Tensors outs = s.fn(args);
-        if (outs.size() < s.out.size())
-          throw std::runtime_error(node_label(*s.node) + " produced " +
-                                   std::to_string(outs.size()) + " outputs; the graph expects " +
-                                   std::to_string(s.out.size()));
+        check_count(s, outs.size());
         for (size_t k = 0; k < s.out.size(); ++k)
           if (s.out[k] >= 0) slots[s.out[k]] = std::move(outs[k]);
       } else {
         vargs.clear();
         for (int i : s.in) vargs.push_back(i >= 0 ? slots[i] : RunValue());
         RunValues outs = s.vfn(vargs);
-        if (outs.size() < s.out.size())
-          throw std::runtime_error(node_label(*s.node) + " produced " +
-                                   std::to_string(outs.size()) + " outputs; the graph expects " +
-                                   std::to_string(s.out.size()));
+        check_count(s, outs.size());
         for (size_t k = 0; k < s.out.size(); ++k)
           if (s.out[k] >= 0) slots[s.out[k]] = std::move(outs[k]);
       }
