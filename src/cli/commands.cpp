@@ -132,7 +132,7 @@ int cmd_export(const std::vector<std::string>& argv) {
   Args a = parse_args(argv, spec);
   if (a.positional.size() != 1)
     throw UsageError("expected one MODEL name, got " + std::to_string(a.positional.size()));
-  if (is_torchscript_model(a.positional[0])) return cmd_export_script(argv);
+  if (is_torchscript_model(a.positional[0])) return cmd_export_script(a);
   auto out = a.get("-o") ? a.get("-o") : a.get("--output");
   if (!out) throw UsageError("missing -o OUT.onnx");
   const models::ZooEntry& entry = models::find_model(a.positional[0]);

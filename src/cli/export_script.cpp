@@ -47,15 +47,7 @@ bool is_torchscript_model(const std::string& model) {
   return pt || fs::is_regular_file(model, ec);
 }
 
-int cmd_export_script(const std::vector<std::string>& argv) {
-  Spec spec{{"-o", "--output", "--inputs", "--input-shape", "--input-names", "--output-names",
-             "--opset", "--seed", "--test-data", "--dynamic-axes"},
-            {"--verbose", "--no-constant-folding", "--no-export-params",
-             "--keep-initializers-as-inputs", "--aten-fallback", "--training"},
-            {}};
-  Args a = parse_args(argv, spec);
-  if (a.positional.size() != 1)
-    throw UsageError("expected one MODEL, got " + std::to_string(a.positional.size()));
+int cmd_export_script(const Args& a) {
   const std::string model = a.positional[0];
   auto out = a.get("-o") ? a.get("-o") : a.get("--output");
   if (!out) throw UsageError("missing -o OUT.onnx");

@@ -8,7 +8,8 @@ namespace tonnx::cli {
 
 // True when MODEL names a TorchScript file (ends in .pt, or is an existing file).
 bool is_torchscript_model(const std::string& model);
-// Runs the export of a TorchScript file; argv as for cmd_export.
-int cmd_export_script(const std::vector<std::string>& argv);
+struct Args;
+// Runs the export of a TorchScript file, with the arguments cmd_export parsed.
+int cmd_export_script(const Args& a);
 
 }  // namespace tonnx::cli
