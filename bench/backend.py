@@ -44,9 +44,8 @@ def main():
         for threads in ("1", "2"):
             eager_cmd = [os.path.join(build, "bench_eager"), name, "--threads", threads, "--repeat", repeat]
             if name in BATCH1:
-                eager = None  # the zoo's eager bench uses the default (batch 10) shape
-            else:
-                eager = num(r"eager_median_ms=([0-9.]+)", run(eager_cmd))
+                eager_cmd += ["--input-shape", BATCH1[name]]
+            eager = num(r"eager_median_ms=([0-9.]+)", run(eager_cmd))
             # Accuracy is the tests' business; a loose tolerance keeps multi-threaded float noise from aborting.
             t = run([os.path.join(build, "tonnx"), "run", path, "--test-data", data, "--repeat", repeat, "--threads", threads,
                      "--rtol", "1e-2", "--atol", "1e-3"])

@@ -1,6 +1,6 @@
 // LibTorch eager latency of a zoo model, for bench/backend.py: the same weights (seed) and
 // inputs that `tonnx export NAME --seed S` uses. Prints eager_median_ms=X.
-// Usage: bench_eager NAME [--threads N] [--repeat N] [--seed S]
+// Usage: bench_eager NAME [--threads N] [--repeat N] [--seed S] [--input-shape AxBxC]
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -11,11 +11,13 @@
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::cerr << "usage: bench_eager NAME [--threads N] [--repeat N] [--seed S]\n";
+    std::cerr
+        << "usage: bench_eager NAME [--threads N] [--repeat N] [--seed S] [--input-shape AxBxC]\n";
     return 2;
   }
   int threads = 1, repeat = 20;
   uint64_t seed = 0;
+  std::vector<int64_t> shape;  // the first input's shape, as `tonnx export --input-shape`
   for (int i = 2; i + 1 < argc; i += 2) {
     std::string k = argv[i];
     if (k == "--threads")
@@ -24,12 +26,19 @@ int main(int argc, char** argv) {
       repeat = std::stoi(argv[i + 1]);
     else if (k == "--seed")
       seed = std::stoull(argv[i + 1]);
+    else if (k == "--input-shape") {
+      std::string v = std::string(argv[i + 1]) + "x";
+      for (size_t p = 0, q; (q = v.find('x', p)) != std::string::npos; p = q + 1)
+        shape.push_back(std::stoll(v.substr(p, q - p)));
+    }
   }
   try {
     at::set_num_threads(threads);
     const auto& entry = tonnx::models::find_model(argv[1]);
     auto model = entry.make(seed);
-    auto inputs = entry.inputs(entry.input_shapes, seed);
+    auto shapes = entry.input_shapes;
+    if (!shape.empty()) shapes.at(0) = shape;
+    auto inputs = entry.inputs(shapes, seed);
     torch::InferenceMode guard;
     model.forward(inputs);  // warm-up
     std::vector<double> ms;

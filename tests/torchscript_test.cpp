@@ -91,7 +91,8 @@ TEST_P(TorchScriptExport, MatchesTorchOnBackendAndOnnxRuntime) {
   ExportOptions opt;
   opt.opset_version = c.opset;
   for (const auto& in : c.dynamic_inputs) add_dynamic_axes(opt, in, {0});
-  std::string dir = temp_dir("torchscript_" + c.name);
+  // Unique per variant: the opsets of one fixture run in parallel under ctest.
+  std::string dir = temp_dir("torchscript_" + c.name + "_opset" + std::to_string(c.opset));
   std::string path = dir + "/model.onnx";
   ExportSummary s = export_model(m, sets[0].inputs, path, opt);
 

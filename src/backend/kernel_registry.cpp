@@ -32,7 +32,15 @@ bool register_kernel(const std::string& op_type, const std::string& domain, int 
                      KernelFactory factory) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
-  r.kernels[{domain, op_type}].push_back({since, until, std::move(factory)});
+  auto& list = r.kernels[{domain, op_type}];
+  // Two kernels for one op and opset would make the choice depend on link order.
+  for (const auto& k : list)
+    if (since <= k.until && k.since <= until)
+      throw std::logic_error("tonnx: two backend kernels for " +
+                             (domain.empty() ? std::string() : domain + "::") + op_type +
+                             " overlap at opsets " + std::to_string(std::max(since, k.since)) +
+                             "-" + std::to_string(std::min(until, k.until)));
+  list.push_back({since, until, std::move(factory)});
   return true;
 }
 

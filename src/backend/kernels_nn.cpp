@@ -70,35 +70,156 @@ std::vector<int64_t> aten_pad_order(const std::vector<int64_t>& p) {
   return out;
 }
 
+at::Tensor run_conv(const ir::Node& n, const ConvLike& c, int64_t group, at::Tensor x,
+                    const at::Tensor& w, const at::Tensor& b) {
+  if (x.dim() < 3)
+    kernel_fail(n, "input X has rank " + std::to_string(x.dim()) + "; expected N x C x spatial...");
+  if (w.dim() != x.dim())
+    kernel_fail(n, "weight W has rank " + std::to_string(w.dim()) + " but X has rank " +
+                       std::to_string(x.dim()));
+  if (x.size(1) != w.size(1) * group)
+    kernel_fail(n, "input channels C is not equal to kernel channels * group. C: " +
+                       std::to_string(x.size(1)) + " kernel channels: " +
+                       std::to_string(w.size(1)) + " group: " + std::to_string(group));
+  size_t d = x.dim() - 2;
+  std::vector<int64_t> k(w.sizes().begin() + 2, w.sizes().end());
+  std::vector<int64_t> p = c.resolve_pads(n, x.sizes().slice(2), k);
+  std::vector<int64_t> pad_arg(p.begin(), p.begin() + d);
+  if (!symmetric(p)) {
+    x = at::constant_pad_nd(x, aten_pad_order(p), 0);
+    std::fill(pad_arg.begin(), pad_arg.end(), 0);
+  }
+  return at::convolution(x, w, b, c.stride_vec(d), pad_arg, c.dilation_vec(d), false,
+                         std::vector<int64_t>(d, 0), group);
+}
+
+struct ConvTransposeAttrs {
+  ConvLike c;
+  int64_t group;
+  std::vector<int64_t> output_padding, output_shape;
+};
+
+ConvTransposeAttrs parse_conv_transpose(const ir::Node& n) {
+  return {parse_conv_like(n), n.attr_i("group", 1), n.attr_ints("output_padding"),
+          n.attr_ints("output_shape")};
+}
+
+at::Tensor run_conv_transpose(const ir::Node& n, const ConvTransposeAttrs& a, const at::Tensor& x,
+                              const at::Tensor& w, const at::Tensor& b) {
+  const ConvLike& c = a.c;
+  if (x.dim() < 3)
+    kernel_fail(n, "input X has rank " + std::to_string(x.dim()) + "; expected N x C x spatial...");
+  size_t d = x.dim() - 2;
+  if (x.size(1) != w.size(0))
+    kernel_fail(n, "input channels " + std::to_string(x.size(1)) + " != weight's first dim " +
+                       std::to_string(w.size(0)));
+  auto st = c.stride_vec(d), dil = c.dilation_vec(d);
+  std::vector<int64_t> op =
+      a.output_padding.empty() ? std::vector<int64_t>(d, 0) : a.output_padding;
+  std::vector<int64_t> pads = c.pads.empty() ? std::vector<int64_t>(2 * d, 0) : c.pads;
+  bool explicit_pads = a.output_shape.empty() && c.auto_pad != "SAME_UPPER" &&
+                       c.auto_pad != "SAME_LOWER" && c.auto_pad != "VALID";
+  if (explicit_pads && symmetric(pads))  // ATen crops symmetric pads itself: no copy
+    return at::convolution(x, w, b, st, std::vector<int64_t>(pads.begin(), pads.begin() + d), dil,
+                           true, op, a.group);
+  if (c.auto_pad == "VALID") std::fill(pads.begin(), pads.end(), 0);
+  at::Tensor full =
+      at::convolution(x, w, b, st, std::vector<int64_t>(d, 0), dil, true, op, a.group);
+  if (!a.output_shape.empty() || c.auto_pad == "SAME_UPPER" || c.auto_pad == "SAME_LOWER") {
+    for (size_t i = 0; i < d; ++i) {
+      int64_t in_i = x.size(2 + i);
+      int64_t target =
+          !a.output_shape.empty() ? a.output_shape[a.output_shape.size() - d + i] : in_i * st[i];
+      int64_t total = full.size(2 + i) - target;
+      if (total < 0) {
+        full = at::constant_pad_nd(full, [&] {
+          std::vector<int64_t> p(2 * (full.dim() - 2 - i), 0);
+          p[p.size() - 1] = -total;
+          return p;
+        }());
+        total = 0;
+      }
+      bool upper = c.auto_pad != "SAME_LOWER";
+      pads[i] = upper ? total / 2 : total - total / 2;
+      pads[i + d] = total - pads[i];
+    }
+  }
+  for (size_t i = 0; i < d; ++i) {
+    int64_t len = full.size(2 + i) - pads[i] - pads[i + d];
+    if (len < 0) kernel_fail(n, "pads are larger than the output");
+    full = full.narrow(static_cast<int64_t>(2 + i), pads[i], len);
+  }
+  return full.contiguous();
+}
+
 TONNX_KERNEL("Conv", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   const ir::Node& n = s.node;
   ConvLike c = parse_conv_like(n);
   int64_t group = n.attr_i("group", 1);
   return [c, group, &n](const Tensors& in) -> Tensors {
-    at::Tensor x = in.at(0), w = in.at(1);
-    at::Tensor b = in.size() > 2 ? in[2] : at::Tensor();
-    if (x.dim() < 3)
-      kernel_fail(n,
-                  "input X has rank " + std::to_string(x.dim()) + "; expected N x C x spatial...");
-    if (w.dim() != x.dim())
-      kernel_fail(n, "weight W has rank " + std::to_string(w.dim()) + " but X has rank " +
-                         std::to_string(x.dim()));
-    if (x.size(1) != w.size(1) * group)
-      kernel_fail(n, "input channels C is not equal to kernel channels * group. C: " +
-                         std::to_string(x.size(1)) + " kernel channels: " +
-                         std::to_string(w.size(1)) + " group: " + std::to_string(group));
-    size_t d = x.dim() - 2;
-    std::vector<int64_t> k(w.sizes().begin() + 2, w.sizes().end());
-    std::vector<int64_t> p = c.resolve_pads(n, x.sizes().slice(2), k);
-    std::vector<int64_t> pad_arg(p.begin(), p.begin() + d);
-    if (!symmetric(p)) {
-      x = at::constant_pad_nd(x, aten_pad_order(p), 0);
-      std::fill(pad_arg.begin(), pad_arg.end(), 0);
-    }
-    return {at::convolution(x, w, b, c.stride_vec(d), pad_arg, c.dilation_vec(d), false,
-                            std::vector<int64_t>(d, 0), group)};
+    return {run_conv(n, c, group, in.at(0), in.at(1), in.size() > 2 ? in[2] : at::Tensor())};
   };
 });
+
+// The fused activation of an ai.tonnx node, applied in place on a tensor the kernel itself
+// allocated: the same ATen functions as the unfused kernels, so the same results.
+struct FusedActivation {
+  std::string kind;  // "", Relu, LeakyRelu, Sigmoid, Tanh
+  double alpha = 0.01;
+  explicit FusedActivation(const ir::Node& n)
+      : kind(n.attr_s("activation", "")), alpha(n.attr_f("activation_alpha", 0.01f)) {
+    if (kind != "" && kind != "Relu" && kind != "LeakyRelu" && kind != "Sigmoid" && kind != "Tanh")
+      kernel_fail(n, "unknown fused activation '" + kind + "'");
+  }
+  void operator()(at::Tensor& y) const {
+    if (kind == "Relu")
+      y.relu_();
+    else if (kind == "LeakyRelu")
+      at::leaky_relu_(y, alpha);
+    else if (kind == "Sigmoid")
+      y.sigmoid_();
+    else if (kind == "Tanh")
+      y.tanh_();
+  }
+};
+
+// ai.tonnx::FusedConv(X, W, B?, Z?[, scale, bias, mean, var]): Conv, or ConvTranspose with
+// transposed=1; then the inference BatchNormalization when its four inputs are given (with
+// bn_epsilon); then Z when given (Add, in place when the shapes agree); then the activation.
+TONNX_KERNEL_DOMAIN("FusedConv", "ai.tonnx", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  ConvTransposeAttrs a = parse_conv_transpose(n);
+  bool transposed = n.attr_i("transposed", 0) != 0;
+  FusedActivation act(n);
+  double eps = n.attr_f("bn_epsilon", 1e-5f);
+  return [a, transposed, act, eps, &n](const Tensors& in) -> Tensors {
+    at::Tensor b = in.size() > 2 ? in[2] : at::Tensor();
+    at::Tensor y = transposed ? run_conv_transpose(n, a, in.at(0), in.at(1), b)
+                              : run_conv(n, a.c, a.group, in.at(0), in.at(1), b);
+    if (in.size() > 7)  // the same call as the BatchNormalization kernel
+      y = at::batch_norm(y, in[4], in[5], in[6], in[7], false, 0.0, eps, false);
+    if (in.size() > 3 && in[3].defined()) {
+      const at::Tensor& z = in[3];
+      if (z.sizes() == y.sizes() && z.scalar_type() == y.scalar_type())
+        y.add_(z);
+      else
+        y = at::add(y, z);  // broadcasting: the Add's own semantics
+    }
+    act(y);
+    return {y};
+  };
+});
+
+// ATen 1.13's NCHW max_pool2d always computes indices and is ~10x slower than oneDNN's
+// pooling, even counting the layout conversions. oneDNN skips NaNs where PyTorch propagates
+// them, so inputs whose sum is not finite (a NaN, or an inf) take ATen's path.
+bool use_mkldnn_pool(const at::Tensor& x, size_t d, bool want_indices,
+                     const std::vector<int64_t>& dilations) {
+  if (want_indices || d != 2 || x.scalar_type() != at::kFloat || x.numel() == 0) return false;
+  for (int64_t v : dilations)
+    if (v != 1) return false;
+  return std::isfinite(x.sum().item<float>());
+}
 
 TONNX_KERNEL("MaxPool", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   const ir::Node& n = s.node;
@@ -127,6 +248,9 @@ TONNX_KERNEL("MaxPool", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
     }
     at::Tensor y, idx;
     auto st = c.stride_vec(d), dil = c.dilation_vec(d);
+    if (use_mkldnn_pool(xin, d, want_indices, dil))
+      return {at::mkldnn_max_pool2d(xin.to_mkldnn(), c.kernel, st, pad_arg, dil, c.ceil_mode)
+                  .to_dense()};
     if (d == 1)
       std::tie(y, idx) = at::max_pool1d_with_indices(xin, c.kernel, st, pad_arg, dil, c.ceil_mode);
     else if (d == 2)
@@ -233,21 +357,73 @@ TONNX_KERNEL("BatchNormalization", 1, kAnyOpset, [](const KernelSpec& s) -> Kern
   };
 });
 
+// alpha * a @ b + beta * c (c broadcast to the result, or undefined). A single row times a
+// large matrix runs as a matrix-vector product: OpenBLAS's GEMM is 2-10x slower than its
+// GEMV there (AlexNet's classifier at batch 1: 44 ms -> 11 ms). GEMV sums in another order
+// than LibTorch's GEMM, so smaller matrices, where it saves at most ~1 ms, keep the GEMM and
+// results identical to LibTorch's.
+constexpr int64_t kGemvMinElements = int64_t{1} << 22;
+at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, double alpha,
+                double beta) {
+  int64_t n = b.size(1);
+  if (a.size(0) == 1 && b.numel() >= kGemvMinElements && a.scalar_type() == at::kFloat &&
+      b.scalar_type() == at::kFloat &&
+      (!c.defined() || (c.scalar_type() == at::kFloat && (c.numel() == n || c.numel() == 1)))) {
+    at::Tensor y = c.defined() ? at::addmv(c.reshape({-1}).expand({n}), b.t(), a[0], beta, alpha)
+                               : at::mv(b.t(), a[0]);
+    if (!c.defined() && alpha != 1.0) y.mul_(alpha);
+    return y.unsqueeze(0);
+  }
+  if (c.defined()) return at::addmm(c, a, b, beta, alpha);
+  at::Tensor y = at::mm(a, b);
+  if (alpha != 1.0) y.mul_(alpha);
+  return y;
+}
+
+at::Tensor run_gemm(const ir::Node& n, double alpha, double beta, bool ta, bool tb,
+                    const Tensors& in) {
+  at::Tensor a = ta ? in.at(0).t() : in.at(0);
+  at::Tensor b = tb ? in.at(1).t() : in.at(1);
+  if (a.dim() != 2 || b.dim() != 2) kernel_fail(n, "A and B must be matrices");
+  if (a.size(1) != b.size(0))
+    kernel_fail(n, "A' is " + std::to_string(a.size(0)) + "x" + std::to_string(a.size(1)) +
+                       " but B' is " + std::to_string(b.size(0)) + "x" + std::to_string(b.size(1)));
+  return gemm(a, b, in.size() > 2 && beta != 0 ? in[2] : at::Tensor(), alpha, beta);
+}
+
 TONNX_KERNEL("Gemm", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   const ir::Node& n = s.node;
   double alpha = n.attr_f("alpha", 1.0f), beta = n.attr_f("beta", 1.0f);
   bool ta = n.attr_i("transA", 0), tb = n.attr_i("transB", 0);
   return [alpha, beta, ta, tb, &n](const Tensors& in) -> Tensors {
-    at::Tensor a = ta ? in.at(0).t() : in.at(0);
-    at::Tensor b = tb ? in.at(1).t() : in.at(1);
-    if (a.dim() != 2 || b.dim() != 2) kernel_fail(n, "A and B must be matrices");
-    if (a.size(1) != b.size(0))
-      kernel_fail(n, "A' is " + std::to_string(a.size(0)) + "x" + std::to_string(a.size(1)) +
-                         " but B' is " + std::to_string(b.size(0)) + "x" +
-                         std::to_string(b.size(1)));
-    if (in.size() > 2 && in[2].defined() && beta != 0) return {at::addmm(in[2], a, b, beta, alpha)};
-    at::Tensor y = at::mm(a, b);
-    if (alpha != 1.0) y = y * alpha;
+    return {run_gemm(n, alpha, beta, ta, tb, in)};
+  };
+});
+
+// ai.tonnx::FusedGemm: a Gemm (or, with batched=1, MatMul(A, B) + C over A's last axis, C
+// a vector of B's columns) followed by the activation.
+TONNX_KERNEL_DOMAIN("FusedGemm", "ai.tonnx", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+  const ir::Node& n = s.node;
+  double alpha = n.attr_f("alpha", 1.0f), beta = n.attr_f("beta", 1.0f);
+  bool ta = n.attr_i("transA", 0), tb = n.attr_i("transB", 0);
+  bool batched = n.attr_i("batched", 0) != 0;
+  FusedActivation act(n);
+  return [alpha, beta, ta, tb, batched, act, &n](const Tensors& in) -> Tensors {
+    at::Tensor y;
+    if (batched) {
+      const at::Tensor &a = in.at(0), &b = in.at(1), &c = in.at(2);
+      if (a.dim() < 1 || b.dim() != 2 || a.size(-1) != b.size(0))
+        kernel_fail(n, "MatMul of " + std::to_string(a.dim()) + "-D A (last dim " +
+                           (a.dim() ? std::to_string(a.size(-1)) : std::string("-")) +
+                           ") with B of shape " + c10::str(b.sizes()) +
+                           ": A's last dim must equal B's rows");
+      std::vector<int64_t> shape(a.sizes().begin(), a.sizes().end() - 1);
+      shape.push_back(b.size(1));
+      y = gemm(a.reshape({-1, a.size(-1)}), b, c, 1.0, 1.0).view(shape);
+    } else {
+      y = run_gemm(n, alpha, beta, ta, tb, in);
+    }
+    act(y);
     return {y};
   };
 });
@@ -309,57 +485,12 @@ TONNX_KERNEL("Flatten", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   };
 });
 
-}  // namespace
-}  // namespace tonnx::backend
-
-namespace tonnx::backend {
-namespace {
-
 // ConvTranspose: computed without padding, then cropped by pads (or to output_shape).
 TONNX_KERNEL("ConvTranspose", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   const ir::Node& n = s.node;
-  ConvLike c = parse_conv_like(n);
-  int64_t group = n.attr_i("group", 1);
-  std::vector<int64_t> output_padding = n.attr_ints("output_padding");
-  std::vector<int64_t> output_shape = n.attr_ints("output_shape");
-  return [c, group, output_padding, output_shape, &n](const Tensors& in) -> Tensors {
-    at::Tensor x = in.at(0), w = in.at(1);
-    at::Tensor b = in.size() > 2 ? in[2] : at::Tensor();
-    size_t d = x.dim() - 2;
-    if (x.size(1) != w.size(0))
-      kernel_fail(n, "input channels " + std::to_string(x.size(1)) + " != weight's first dim " +
-                         std::to_string(w.size(0)));
-    std::vector<int64_t> k(w.sizes().begin() + 2, w.sizes().end());
-    auto st = c.stride_vec(d), dil = c.dilation_vec(d);
-    std::vector<int64_t> op = output_padding.empty() ? std::vector<int64_t>(d, 0) : output_padding;
-    at::Tensor full =
-        at::convolution(x, w, b, st, std::vector<int64_t>(d, 0), dil, true, op, group);
-    std::vector<int64_t> pads = c.pads.empty() ? std::vector<int64_t>(2 * d, 0) : c.pads;
-    if (!output_shape.empty() || c.auto_pad == "SAME_UPPER" || c.auto_pad == "SAME_LOWER") {
-      for (size_t i = 0; i < d; ++i) {
-        int64_t in_i = x.size(2 + i);
-        int64_t target =
-            !output_shape.empty() ? output_shape[output_shape.size() - d + i] : in_i * st[i];
-        int64_t total = full.size(2 + i) - target;
-        if (total < 0) {
-          full = at::constant_pad_nd(full, [&] {
-            std::vector<int64_t> p(2 * (full.dim() - 2 - i), 0);
-            p[p.size() - 1] = -total;
-            return p;
-          }());
-          total = 0;
-        }
-        bool upper = c.auto_pad != "SAME_LOWER";
-        pads[i] = upper ? total / 2 : total - total / 2;
-        pads[i + d] = total - pads[i];
-      }
-    }
-    for (size_t i = 0; i < d; ++i) {
-      int64_t len = full.size(2 + i) - pads[i] - pads[i + d];
-      if (len < 0) kernel_fail(n, "pads are larger than the output");
-      full = full.narrow(static_cast<int64_t>(2 + i), pads[i], len);
-    }
-    return {full.contiguous()};
+  ConvTransposeAttrs a = parse_conv_transpose(n);
+  return [a, &n](const Tensors& in) -> Tensors {
+    return {run_conv_transpose(n, a, in.at(0), in.at(1), in.size() > 2 ? in[2] : at::Tensor())};
   };
 });
 

@@ -4,10 +4,13 @@
 #include <ATen/Parallel.h>
 
 #include <chrono>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <unordered_map>
 
+#include "backend/arena.h"
+#include "backend/fuse.h"
 #include "backend/kernel.h"
 #include "passes/passes.h"
 #include "tonnx/backend.h"
@@ -38,6 +41,13 @@ struct SubPlan {
   std::vector<std::string> output_names;
   std::vector<Step> steps;
   bool check_shapes = false;
+  // Accumulated per-step times when profiling (PrepareOptions::profile).
+  struct Profile {
+    std::mutex mu;
+    std::vector<double> ms;
+    std::vector<int64_t> calls;
+  };
+  std::unique_ptr<Profile> profile;
 };
 
 struct Plan {
@@ -45,6 +55,7 @@ struct Plan {
   SubPlan graph;
   std::vector<std::string> input_names;
   double prepare_seconds = 0;
+  std::shared_ptr<Arena> arena;  // null when PrepareOptions::memory_arena is off
 };
 
 bool supports_device(const std::string& device) {
@@ -304,7 +315,11 @@ RunValues run_plan(const SubPlan& p, const RunValues& inputs, const RunValues& c
       throw std::runtime_error(node_label(*s.node) + " produced " + std::to_string(produced) +
                                " outputs; the graph expects " + std::to_string(s.out.size()));
   };
-  for (const Step& s : p.steps) {
+  std::vector<double> step_ms(p.profile ? p.steps.size() : 0);
+  for (size_t si = 0; si < p.steps.size(); ++si) {
+    const Step& s = p.steps[si];
+    auto t0 =
+        p.profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     try {
       if (s.fn) {
         args.clear();
@@ -330,6 +345,16 @@ RunValues run_plan(const SubPlan& p, const RunValues& inputs, const RunValues& c
       throw std::runtime_error(node_label(*s.node) + " failed: " + msg);
     }
     for (int f : s.free_after) slots[f] = RunValue();
+    if (p.profile)
+      step_ms[si] =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+  if (p.profile) {
+    std::lock_guard<std::mutex> lock(p.profile->mu);
+    for (size_t i = 0; i < step_ms.size(); ++i) {
+      p.profile->ms[i] += step_ms[i];
+      ++p.profile->calls[i];
+    }
   }
   RunValues out;
   for (int s : p.outputs) out.push_back(slots[s]);
@@ -379,9 +404,18 @@ Rep prepare(ir::Model model, const std::string& device, const PrepareOptions& op
   ir::Graph& g = *plan->model.graph;
   int opset = opset_of(plan->model.opsets, "");
   // Folding renames folded values, which subgraphs would no longer find by name.
-  if (opts.optimize && !has_subgraphs(g)) passes::fold_constants(g, opset, false);
+  if (opts.optimize && !has_subgraphs(g)) {
+    passes::fold_constants(g, opset, false);
+    fuse_for_cpu(g, opts.fold_batchnorm);
+  }
   build_plan(plan->graph, g, plan->model.opsets, {});
   plan->graph.check_shapes = opts.check_input_shapes;
+  if (opts.memory_arena) plan->arena = make_arena();
+  if (opts.profile) {
+    plan->graph.profile = std::make_unique<SubPlan::Profile>();
+    plan->graph.profile->ms.assign(plan->graph.steps.size(), 0);
+    plan->graph.profile->calls.assign(plan->graph.steps.size(), 0);
+  }
   for (const auto& in : plan->graph.inputs) plan->input_names.push_back(in.name);
   plan->prepare_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -400,6 +434,7 @@ Rep prepare(const std::string& path, const std::string& device, const PrepareOpt
 RunValues Rep::run_values(const RunValues& inputs) const {
   // No autograd bookkeeping while running: outputs are inference tensors.
   c10::InferenceMode inference;
+  ArenaScope arena(plan_->arena.get());
   if (inputs.size() != plan_->graph.inputs.size()) {
     const auto& ins = plan_->graph.inputs;
     std::ostringstream os;
@@ -443,6 +478,17 @@ std::vector<at::Tensor> Rep::run(const std::map<std::string, at::Tensor>& named)
 const std::vector<std::string>& Rep::input_names() const { return plan_->input_names; }
 const std::vector<std::string>& Rep::output_names() const { return plan_->graph.output_names; }
 double Rep::prepare_seconds() const { return plan_->prepare_seconds; }
+
+std::vector<NodeProfile> Rep::profile() const {
+  const SubPlan& g = plan_->graph;
+  std::vector<NodeProfile> out;
+  if (!g.profile) return out;
+  std::lock_guard<std::mutex> lock(g.profile->mu);
+  for (size_t i = 0; i < g.steps.size(); ++i)
+    out.push_back({node_label(*g.steps[i].node), g.steps[i].node->op_type(), g.profile->ms[i],
+                   g.profile->calls[i]});
+  return out;
+}
 
 std::vector<at::Tensor> run_node(const onnx::NodeProto& node, const std::vector<at::Tensor>& inputs,
                                  int opset) {

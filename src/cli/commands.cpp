@@ -263,6 +263,33 @@ Diff compare(const at::Tensor& got, const at::Tensor& want, double rtol, double 
   return d;
 }
 
+// Totals per op type, then the ten slowest nodes; times are per run (averaged over all runs).
+void print_profile(const std::vector<backend::NodeProfile>& prof) {
+  std::map<std::string, std::pair<double, int64_t>> by_type;
+  double total = 0;
+  int64_t runs = 0;
+  for (const auto& p : prof) {
+    runs = std::max(runs, p.calls);
+    by_type[p.op_type].first += p.total_ms;
+    by_type[p.op_type].second += 1;
+    total += p.total_ms;
+  }
+  if (runs == 0) return;
+  std::vector<std::pair<double, std::string>> types;
+  for (const auto& [t, v] : by_type) types.push_back({v.first, t});
+  std::sort(types.rbegin(), types.rend());
+  std::cout << "profile: " << runs << " runs, " << total / runs << " ms per run in nodes\n";
+  for (const auto& [ms, t] : types)
+    std::cout << "  " << t << " x" << by_type[t].second << ": " << ms / runs << " ms ("
+              << 100 * ms / total << "%)\n";
+  std::vector<const backend::NodeProfile*> nodes;
+  for (const auto& p : prof) nodes.push_back(&p);
+  std::sort(nodes.begin(), nodes.end(), [](auto* a, auto* b) { return a->total_ms > b->total_ms; });
+  std::cout << "slowest nodes:\n";
+  for (size_t i = 0; i < std::min<size_t>(10, nodes.size()); ++i)
+    std::cout << "  " << nodes[i]->node << ": " << nodes[i]->total_ms / runs << " ms\n";
+}
+
 }  // namespace
 
 int cmd_run(const std::vector<std::string>& argv) {
@@ -278,16 +305,23 @@ options:
   --threads N            intra-op threads
   --repeat N             run N times after a warm-up and print median_ms
   --rtol X --atol Y      tolerances for --test-data (default 1e-3, 1e-5)
+  --profile              time every node; print the time per op type and the slowest nodes
+  --fold-batchnorm       fold BatchNormalization into convolution weights (faster; rounds
+                         differently from LibTorch)
+  --no-optimize          no constant folding or fusions at prepare time
 )";
     return 0;
   }
   Spec spec{{"--test-data", "--output-dir", "--threads", "--repeat", "--rtol", "--atol"},
-            {},
+            {"--profile", "--fold-batchnorm", "--no-optimize"},
             {"--input"}};
   Args a = parse_args(argv, spec);
   if (a.positional.size() != 1) throw UsageError("expected one .onnx file");
   backend::PrepareOptions popt;
   if (auto v = a.get("--threads")) popt.num_threads = static_cast<int>(parse_int(*v, "--threads"));
+  popt.profile = a.has("--profile");
+  popt.fold_batchnorm = a.has("--fold-batchnorm");
+  popt.optimize = !a.has("--no-optimize");
   double rtol = a.get("--rtol") ? std::stod(*a.get("--rtol")) : 1e-3;
   double atol = a.get("--atol") ? std::stod(*a.get("--atol")) : 1e-5;
   backend::Rep rep = backend::prepare(a.positional[0], "CPU", popt);
@@ -345,6 +379,7 @@ options:
     std::sort(ms.begin(), ms.end());
     std::cout << "median_ms=" << ms[ms.size() / 2] << "\n";
   }
+  if (popt.profile) print_profile(rep.profile());
   if (a.get("--test-data")) {
     std::cout << passed << " passed, " << failed << " failed\n";
     return failed ? 1 : 0;

@@ -1,0 +1,44 @@
+// Buffer reuse across runs. A model runs the same sizes again and again; glibc hands large
+// blocks (>= 128 KiB, and always >= 32 MiB) back to the kernel on free, so every run
+// page-faults its activations in anew: on super_resolution that was a third of the run
+// time at 2 threads, and word_language_model's 93 MB logits cost more than their GEMM.
+//
+// Each Rep owns an Arena. While Rep::run executes on a thread (ArenaScope), LibTorch's CPU
+// allocations of at least kMinArenaBytes made on that thread are served from the arena's
+// free blocks and go back to it when their tensor dies, whichever thread frees it (a
+// returned output may outlive the Rep; the block holds a reference to its arena). Other
+// allocations are LibTorch's own. The arena keeps at most as many bytes as one run had live
+// at its peak, so it never grows beyond the model's working set.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+namespace tonnx::backend {
+
+class Arena;
+
+// Creates an arena; the first call installs tonnx's CPU allocator in LibTorch (it forwards
+// to LibTorch's own allocator unless an ArenaScope is active on the calling thread).
+std::shared_ptr<Arena> make_arena();
+
+struct ArenaStats {
+  size_t hits = 0, misses = 0;  // allocations served from cache / from the system
+  size_t cached_bytes = 0;      // bytes held in free blocks now
+  size_t peak_live_bytes = 0;   // most bytes live from this arena at once
+};
+ArenaStats arena_stats(const Arena& a);
+
+// Routes this thread's allocations to `a` for the scope's lifetime (null: no arena).
+class ArenaScope {
+ public:
+  explicit ArenaScope(Arena* a);
+  ~ArenaScope();
+  ArenaScope(const ArenaScope&) = delete;
+  ArenaScope& operator=(const ArenaScope&) = delete;
+
+ private:
+  Arena* prev_;
+};
+
+}  // namespace tonnx::backend

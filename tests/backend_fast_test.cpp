@@ -1,0 +1,445 @@
+// The backend's speed work must not change results: prepare-time fusions (FusedConv,
+// FusedGemm), the GEMV and oneDNN pooling paths, the memory arena and profiling. Oracles:
+// the same graph prepared without optimizations (the unfused kernels pass ONNX's
+// conformance data) and LibTorch's own functions.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <limits>
+#include <thread>
+
+#include "backend/arena.h"
+#include "tonnx/backend.h"
+#include "tonnx/ir.h"
+#include "tonnx/proto.h"
+
+namespace {
+
+using tonnx::backend::PrepareOptions;
+using tonnx::backend::Rep;
+namespace ir = tonnx::ir;
+
+// A graph under construction, with helpers for inputs, initializers and nodes.
+struct G {
+  ir::Model m;
+  ir::Graph& g = *m.graph;
+  G() { m.opsets = {{"", 17}}; }
+  ir::Value* in(const std::string& name) { return g.add_input(name); }
+  ir::Value* init(const std::string& name, at::Tensor t) { return g.add_initializer(name, t); }
+  ir::Value* op(const std::string& type, std::vector<ir::Value*> ins,
+                std::vector<ir::Attr> a = {}) {
+    ir::Value* v = g.add_node(type, std::move(ins), std::move(a))->output();
+    v->set_name("v" + std::to_string(++count));
+    return v;
+  }
+  int count = 0;
+  void out(ir::Value* v, const std::string& name) {
+    v->set_name(name);
+    g.add_output(v);
+  }
+};
+
+// Runs `model` with and without prepare-time optimizations; returns both outputs and the op
+// types the optimized plan ran.
+struct Both {
+  std::vector<at::Tensor> fast, plain;
+  std::vector<std::string> ops;
+};
+Both run_both(G& b, const std::vector<at::Tensor>& inputs, bool fold_batchnorm = false) {
+  PrepareOptions fast_opts;
+  fast_opts.profile = true;
+  fast_opts.fold_batchnorm = fold_batchnorm;
+  PrepareOptions plain_opts;
+  plain_opts.optimize = false;
+  plain_opts.memory_arena = false;
+  // Through a proto each: prepare(ir::Model) rewrites the (shared) graph it is given.
+  onnx::ModelProto proto = tonnx::model_to_proto(b.m);
+  Rep plain = tonnx::backend::prepare(proto, "CPU", plain_opts);
+  Rep fast = tonnx::backend::prepare(proto, "CPU", fast_opts);
+  Both r;
+  r.plain = plain.run(inputs);
+  r.fast = fast.run(inputs);
+  for (const auto& p : fast.profile()) r.ops.push_back(p.op_type);
+  return r;
+}
+
+bool has(const std::vector<std::string>& ops, const std::string& op) {
+  return std::find(ops.begin(), ops.end(), op) != ops.end();
+}
+
+void expect_close(const at::Tensor& got, const at::Tensor& want, double rtol = 1e-5,
+                  double atol = 1e-5) {
+  ASSERT_EQ(got.sizes(), want.sizes());
+  ASSERT_EQ(got.scalar_type(), want.scalar_type());
+  EXPECT_TRUE(at::allclose(got, want, rtol, atol, /*equal_nan=*/true))
+      << "max abs diff " << (got - want).abs().max().item<double>();
+}
+
+ir::Attr ints(const std::string& n, ir::Ints v) { return {n, ir::AttrValue(std::move(v))}; }
+
+TEST(BackendFusion, ResNetBlockConvBatchNormAddRelu) {
+  torch::manual_seed(0);
+  G b;
+  ir::Value* x = b.in("x");
+  ir::Value* conv =
+      b.op("Conv", {x, b.init("w", torch::randn({4, 4, 3, 3})), b.init("cb", torch::randn({4}))},
+           {ints("pads", {1, 1, 1, 1})});
+  ir::Value* bn = b.op("BatchNormalization",
+                       {conv, b.init("s", torch::rand({4}) + 0.5), b.init("sh", torch::randn({4})),
+                        b.init("mu", torch::randn({4})), b.init("var", torch::rand({4}) + 0.1)},
+                       {{"epsilon", ir::AttrValue(1e-3f)}});
+  ir::Value* add = b.op("Add", {x, bn});  // the residual on the left: order must not matter
+  b.out(b.op("Relu", {add}), "y");
+  at::Tensor xin = torch::randn({2, 4, 5, 5});
+  for (bool fold : {false, true}) {
+    Both r = run_both(b, {xin}, fold);
+    EXPECT_TRUE(has(r.ops, "FusedConv"));
+    EXPECT_FALSE(has(r.ops, "BatchNormalization"));
+    EXPECT_FALSE(has(r.ops, "Relu"));
+    // Unfolded, the fused node makes the same ATen calls: bit-identical results.
+    if (!fold) {
+      EXPECT_TRUE(at::equal(r.fast[0], r.plain[0]));
+    }
+    expect_close(r.fast[0], r.plain[0]);
+    EXPECT_GE(r.fast[0].min().item<float>(), 0.0f);
+  }
+}
+
+TEST(BackendFusion, ConvTransposeBatchNormActivations) {
+  torch::manual_seed(6);
+  for (const char* act : {"Relu", "LeakyRelu", "Sigmoid", "Tanh"}) {
+    for (int64_t group : {1, 2}) {
+      for (bool fold : {false, true}) {
+        SCOPED_TRACE(std::string(act) + " group " + std::to_string(group) + " fold " +
+                     std::to_string(fold));
+        G b;
+        ir::Value* ct = b.op(
+            "ConvTranspose", {b.in("x"), b.init("w", torch::randn({4, 3, 4, 4}))},
+            {ints("strides", {2, 2}), ints("pads", {1, 1, 1, 1}), {"group", ir::AttrValue(group)}});
+        int64_t c = 3 * group;
+        ir::Value* bn =
+            b.op("BatchNormalization",
+                 {ct, b.init("s", torch::rand({c}) + 0.5), b.init("sh", torch::randn({c})),
+                  b.init("mu", torch::randn({c})), b.init("var", torch::rand({c}) + 0.1)});
+        std::vector<ir::Attr> attrs;
+        if (std::string(act) == "LeakyRelu") attrs.push_back({"alpha", ir::AttrValue(0.2f)});
+        b.out(b.op(act, {bn}, attrs), "y");
+        Both r = run_both(b, {torch::randn({2, 4, 5, 5})}, fold);
+        EXPECT_TRUE(has(r.ops, "FusedConv"));
+        EXPECT_FALSE(has(r.ops, act));
+        EXPECT_EQ(r.fast[0].sizes(), (std::vector<int64_t>{2, c, 10, 10}));
+        if (!fold) {
+          EXPECT_TRUE(at::equal(r.fast[0], r.plain[0]));
+        }
+        expect_close(r.fast[0], r.plain[0], 1e-4, 1e-5);
+      }
+    }
+  }
+}
+
+TEST(BackendFusion, ConvTransposeAsymmetricPadsAndOutputShape) {
+  torch::manual_seed(7);
+  for (std::vector<ir::Attr> attrs :
+       {std::vector<ir::Attr>{ints("strides", {2, 2}), ints("pads", {0, 1, 1, 0})},
+        std::vector<ir::Attr>{ints("strides", {2, 2}), ints("output_shape", {9, 10})},
+        std::vector<ir::Attr>{ints("strides", {2, 2}),
+                              {"auto_pad", ir::AttrValue("SAME_LOWER")}}}) {
+    G b;
+    b.out(b.op("Relu", {b.op("ConvTranspose", {b.in("x"), b.init("w", torch::randn({2, 3, 3, 3}))},
+                             attrs)}),
+          "y");
+    Both r = run_both(b, {torch::randn({1, 2, 4, 5})});
+    EXPECT_TRUE(has(r.ops, "FusedConv"));
+    EXPECT_TRUE(at::equal(r.fast[0], r.plain[0]));
+  }
+}
+
+TEST(BackendFusion, ConvWithoutBiasFoldsBatchNormIntoANewBias) {
+  torch::manual_seed(1);
+  G b;
+  ir::Value* conv = b.op("Conv", {b.in("x"), b.init("w", torch::randn({3, 2, 1, 1}))});
+  b.out(b.op("BatchNormalization",
+             {conv, b.init("s", torch::randn({3})), b.init("sh", torch::randn({3})),
+              b.init("mu", torch::randn({3})), b.init("var", torch::rand({3}) + 0.1)}),
+        "y");
+  Both r = run_both(b, {torch::randn({1, 2, 4, 4})}, /*fold_batchnorm=*/true);
+  EXPECT_TRUE(has(r.ops, "FusedConv"));
+  expect_close(r.fast[0], r.plain[0]);
+}
+
+TEST(BackendFusion, BatchNormWithRunTimeStatisticsIsFusedButNotFolded) {
+  G b;
+  ir::Value* conv = b.op("Conv", {b.in("x"), b.init("w", torch::randn({3, 2, 1, 1}))});
+  b.out(b.op("BatchNormalization",
+             {conv, b.in("s"), b.init("sh", torch::randn({3})), b.init("mu", torch::randn({3})),
+              b.init("var", torch::rand({3}) + 0.1)}),
+        "y");
+  Both r = run_both(b, {torch::randn({1, 2, 4, 4}), torch::randn({3})}, /*fold_batchnorm=*/true);
+  EXPECT_TRUE(has(r.ops, "FusedConv"));
+  EXPECT_TRUE(at::equal(r.fast[0], r.plain[0]));
+}
+
+TEST(BackendFusion, IntermediateThatIsAGraphOutputIsNotFused) {
+  G b;
+  ir::Value* conv = b.op("Conv", {b.in("x"), b.init("w", torch::randn({2, 1, 3, 3}))});
+  b.out(b.op("Relu", {conv}), "y");
+  b.out(conv, "conv_out");
+  Both r = run_both(b, {torch::randn({1, 1, 6, 6})});
+  EXPECT_FALSE(has(r.ops, "FusedConv"));
+  expect_close(r.fast[0], r.plain[0]);
+  expect_close(r.fast[1], r.plain[1]);
+  EXPECT_LT(r.fast[1].min().item<float>(), 0.0f);  // the conv output kept its negatives
+}
+
+TEST(BackendFusion, ValueReadByTwoNodesIsNotFused) {
+  G b;
+  ir::Value* conv = b.op("Conv", {b.in("x"), b.init("w", torch::randn({2, 1, 3, 3}))});
+  ir::Value* relu = b.op("Relu", {conv});
+  b.out(b.op("Add", {conv, relu}), "y");  // conv read by Relu and Add
+  Both r = run_both(b, {torch::randn({1, 1, 6, 6})});
+  EXPECT_FALSE(has(r.ops, "FusedConv"));
+  expect_close(r.fast[0], r.plain[0]);
+}
+
+TEST(BackendFusion, AddOfTheConvWithItselfAndBroadcastAdds) {
+  torch::manual_seed(2);
+  G b;
+  ir::Value* x = b.in("x");
+  ir::Value* c1 =
+      b.op("Conv", {x, b.init("w1", torch::randn({3, 2, 3, 3}))}, {ints("pads", {1, 1, 1, 1})});
+  ir::Value* twice = b.op("Add", {c1, c1});
+  // A per-channel Z broadcast over H and W, and one that broadcasts the conv output up.
+  ir::Value* c2 =
+      b.op("Conv", {x, b.init("w2", torch::randn({3, 2, 3, 3}))}, {ints("pads", {1, 1, 1, 1})});
+  ir::Value* per_channel = b.op("Add", {c2, b.init("z", torch::randn({1, 3, 1, 1}))});
+  ir::Value* c3 =
+      b.op("Conv", {x, b.init("w3", torch::randn({1, 2, 3, 3}))}, {ints("pads", {1, 1, 1, 1})});
+  ir::Value* widened = b.op("Add", {c3, b.in("wide")});
+  b.out(twice, "twice");
+  b.out(b.op("Relu", {per_channel}), "per_channel");
+  b.out(widened, "widened");
+  Both r = run_both(b, {torch::randn({2, 2, 4, 4}), torch::randn({2, 5, 4, 4})});
+  EXPECT_TRUE(has(r.ops, "FusedConv"));
+  for (int i = 0; i < 3; ++i) expect_close(r.fast[i], r.plain[i]);
+  EXPECT_EQ(r.fast[2].sizes(), (std::vector<int64_t>{2, 5, 4, 4}));
+}
+
+TEST(BackendFusion, NanAndInfFlowThroughFusedConv) {
+  G b;
+  ir::Value* conv = b.op(
+      "Conv", {b.in("x"), b.init("w", torch::ones({1, 1, 1, 1})), b.init("cb", torch::zeros({1}))});
+  b.out(b.op("Relu", {b.op("Add", {conv, b.in("z")})}), "y");
+  float inf = std::numeric_limits<float>::infinity(), nan = std::nanf("");
+  at::Tensor x = torch::tensor({1.f, -2.f, nan, inf, -inf, 0.f}).reshape({1, 1, 2, 3});
+  at::Tensor z = torch::tensor({0.f, 1.f, 0.f, -inf, 0.f, -0.f}).reshape({1, 1, 2, 3});
+  Both r = run_both(b, {x, z});
+  EXPECT_TRUE(has(r.ops, "FusedConv"));
+  expect_close(r.fast[0], r.plain[0]);
+  EXPECT_TRUE(std::isnan(r.fast[0].flatten()[2].item<float>()));
+  EXPECT_TRUE(std::isnan(r.fast[0].flatten()[3].item<float>()));  // inf + -inf
+}
+
+TEST(BackendFusion, LegacyBatchNormIsLeftAlone) {
+  G b;
+  b.m.opsets = {{"", 6}};
+  ir::Value* conv = b.op("Conv", {b.in("x"), b.init("w", torch::randn({2, 1, 1, 1}))});
+  b.out(b.op("BatchNormalization",
+             {conv, b.init("s", torch::ones({2})), b.init("sh", torch::zeros({2})),
+              b.init("mu", torch::zeros({2})), b.init("var", torch::ones({2}))},
+             {{"is_test", ir::AttrValue(int64_t{1})}}),
+        "y");
+  Both r = run_both(b, {torch::randn({1, 1, 3, 3})});
+  EXPECT_TRUE(has(r.ops, "BatchNormalization"));
+  expect_close(r.fast[0], r.plain[0]);
+}
+
+TEST(BackendFusion, GemmReluAtOneAndManyRows) {
+  torch::manual_seed(3);
+  for (int64_t rows : {1, 3, 0}) {
+    // One row times a matrix of 4M elements takes the GEMV path.
+    for (int64_t k : {5, 1 << 20}) {
+      for (bool ta : {false, true}) {
+        for (bool tb : {false, true}) {
+          for (int64_t c_kind = 0; c_kind < 4; ++c_kind) {  // none, scalar, [N], [M, N]
+            SCOPED_TRACE("rows " + std::to_string(rows) + " transA " + std::to_string(ta) +
+                         " transB " + std::to_string(tb) + " C kind " + std::to_string(c_kind));
+            G b;
+            at::Tensor a = ta ? torch::randn({k, rows}) : torch::randn({rows, k});
+            at::Tensor w = tb ? torch::randn({4, k}) : torch::randn({k, 4});
+            std::vector<ir::Value*> ins{b.in("a"), b.init("w", w)};
+            if (c_kind == 1) ins.push_back(b.init("c", torch::randn({1})));
+            if (c_kind == 2) ins.push_back(b.init("c", torch::randn({4})));
+            if (c_kind == 3) ins.push_back(b.init("c", torch::randn({rows, 4})));
+            ir::Value* gemm = b.op("Gemm", ins,
+                                   {{"alpha", ir::AttrValue(0.5f)},
+                                    {"beta", ir::AttrValue(2.0f)},
+                                    {"transA", ir::AttrValue(int64_t{ta})},
+                                    {"transB", ir::AttrValue(int64_t{tb})}});
+            b.out(b.op("Relu", {gemm}), "y");
+            Both r = run_both(b, {a});
+            EXPECT_TRUE(has(r.ops, "FusedGemm"));
+            expect_close(r.fast[0], r.plain[0], 1e-4, 1e-3);
+            at::Tensor want =
+                at::relu(0.5 * at::mm(ta ? a.t() : a, tb ? w.t() : w) +
+                         (c_kind ? 2.0 * b.g.initializer(ins[2])->clone() : at::zeros({1})));
+            expect_close(r.fast[0], want, 1e-4, 1e-3);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(BackendFusion, GemvPathPropagatesNanAndInf) {
+  G b;
+  int64_t k = 1 << 21;  // 2 x 2M weights: the GEMV path
+  b.out(b.op("Gemm", {b.in("a"), b.init("w", torch::ones({2, k})), b.init("c", torch::zeros({2}))},
+             {{"transB", ir::AttrValue(int64_t{1})}}),
+        "y");
+  float inf = std::numeric_limits<float>::infinity();
+  at::Tensor a = torch::ones({1, k});
+  a[0][7] = std::nanf("");
+  Both r = run_both(b, {a});
+  EXPECT_TRUE(r.fast[0].isnan().all().item<bool>());
+  a[0][7] = inf;
+  r = run_both(b, {a});
+  EXPECT_TRUE(r.fast[0].isinf().all().item<bool>());
+  EXPECT_GT(r.fast[0][0][0].item<float>(), 0.0f);
+}
+
+TEST(BackendFusion, MatMulPlusBiasBecomesOneGemm) {
+  torch::manual_seed(4);
+  for (std::vector<int64_t> shape : {std::vector<int64_t>{3, 2, 5}, {5}, {1, 5}, {0, 5}}) {
+    SCOPED_TRACE(c10::str(at::IntArrayRef(shape)));
+    G b;
+    ir::Value* mm = b.op("MatMul", {b.in("a"), b.init("w", torch::randn({5, 4}))});
+    ir::Value* bias = b.init("bias", torch::randn({4}));
+    b.out(b.op("Relu", {b.op("Add", {bias, mm})}), "y");
+    at::Tensor a = torch::randn(shape);
+    Both r = run_both(b, {a});
+    EXPECT_TRUE(has(r.ops, "FusedGemm"));
+    EXPECT_FALSE(has(r.ops, "MatMul"));
+    expect_close(r.fast[0], r.plain[0]);
+  }
+}
+
+TEST(BackendFusion, MatMulWithNonConstantOrWideBiasIsNotFused) {
+  G b;
+  ir::Value* mm = b.op("MatMul", {b.in("a"), b.init("w", torch::randn({5, 4}))});
+  b.out(b.op("Add", {mm, b.in("bias")}), "y");  // a run-time bias
+  ir::Value* mm2 = b.op("MatMul", {b.g.find_value("a"), b.init("w2", torch::randn({5, 4}))});
+  b.out(b.op("Add", {mm2, b.init("full", torch::randn({3, 4}))}), "y2");  // not a row vector
+  Both r = run_both(b, {torch::randn({3, 5}), torch::randn({4})});
+  EXPECT_FALSE(has(r.ops, "FusedGemm"));
+  expect_close(r.fast[0], r.plain[0]);
+  expect_close(r.fast[1], r.plain[1]);
+}
+
+TEST(BackendPooling, MaxPoolMatchesATenWithNanInfPadsAndCeilMode) {
+  torch::manual_seed(5);
+  for (bool ceil : {false, true}) {
+    for (bool poison : {false, true}) {
+      G b;
+      b.out(b.op("MaxPool", {b.in("x")},
+                 {ints("kernel_shape", {3, 3}),
+                  ints("strides", {2, 2}),
+                  ints("pads", {1, 1, 1, 1}),
+                  {"ceil_mode", ir::AttrValue(int64_t{ceil})}}),
+            "y");
+      at::Tensor x = torch::randn({2, 3, 8, 7});
+      if (poison) {
+        x[0][0][1][1] = std::nanf("");
+        x[1][2][4][4] = std::numeric_limits<float>::infinity();
+      }
+      Both r = run_both(b, {x});
+      at::Tensor want = at::max_pool2d(x, {3, 3}, {2, 2}, {1, 1}, {1, 1}, ceil);
+      expect_close(r.fast[0], want, 0, 0);
+      if (poison) {
+        EXPECT_TRUE(std::isnan(r.fast[0][0][0][0][0].item<float>()));
+        EXPECT_TRUE(std::isnan(r.fast[0][0][0][1][1].item<float>()));
+      }
+    }
+  }
+  G b;  // an empty batch
+  b.out(b.op("MaxPool", {b.in("x")}, {ints("kernel_shape", {2, 2})}), "y");
+  Both r = run_both(b, {torch::randn({0, 3, 4, 4})});
+  EXPECT_EQ(r.fast[0].sizes(), (std::vector<int64_t>{0, 3, 3, 3}));
+}
+
+TEST(BackendArena, RepeatedRunsReuseBuffersAndOutputsOutliveTheRep) {
+  G b;
+  ir::Value* x = b.in("x");
+  b.out(b.op("Relu", {b.op("Add", {x, x})}), "y");
+  at::Tensor in = torch::randn({64, 1024});  // 256 KiB: large enough for the arena
+  at::Tensor kept;
+  {
+    Rep rep = tonnx::backend::prepare(tonnx::model_to_proto(b.m));
+    at::Tensor first = rep.run({in})[0];
+    for (int i = 0; i < 3; ++i) {
+      at::Tensor y = rep.run({in})[0];
+      EXPECT_TRUE(at::equal(y, first));
+    }
+    kept = rep.run({in})[0];
+  }
+  // The Rep is gone; its output stays valid (ASan would flag a use after free).
+  EXPECT_TRUE(at::equal(kept, at::relu(in + in)));
+}
+
+TEST(BackendArena, ServesRepeatSizesAndCapsWhatItKeeps) {
+  auto arena = tonnx::backend::make_arena();
+  {
+    tonnx::backend::ArenaScope scope(arena.get());
+    for (int i = 0; i < 4; ++i) {
+      at::Tensor a = at::empty({1 << 16});  // 256 KiB
+      at::Tensor small = at::empty({4});    // below the arena's threshold
+      a.fill_(i);
+    }
+  }
+  auto st = tonnx::backend::arena_stats(*arena);
+  EXPECT_EQ(st.misses, 1u);
+  EXPECT_EQ(st.hits, 3u);
+  EXPECT_LE(st.cached_bytes, st.peak_live_bytes);
+  // Outside a scope, allocations are the system's.
+  at::Tensor outside = at::empty({1 << 16});
+  EXPECT_EQ(tonnx::backend::arena_stats(*arena).misses, 1u);
+}
+
+TEST(BackendArena, ConcurrentRunsOfOneRep) {
+  G b;
+  ir::Value* x = b.in("x");
+  b.out(b.op("Mul", {b.op("Relu", {x}), x}), "y");
+  Rep rep = tonnx::backend::prepare(tonnx::model_to_proto(b.m));
+  std::vector<std::thread> threads;
+  std::vector<bool> ok(4, false);
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      at::Tensor in = torch::full({128, 256}, static_cast<float>(t + 1));
+      bool all = true;
+      for (int i = 0; i < 20; ++i) all = all && at::equal(rep.run({in})[0], in * in);
+      ok[t] = all;
+    });
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < 4; ++t) EXPECT_TRUE(ok[t]) << "thread " << t;
+}
+
+TEST(BackendProfile, CountsEveryNodeOfEveryRun) {
+  G b;
+  ir::Value* x = b.in("x");
+  b.out(b.op("Relu", {b.op("Neg", {x})}), "y");
+  PrepareOptions opts;
+  opts.profile = true;
+  Rep rep = tonnx::backend::prepare(tonnx::model_to_proto(b.m), "CPU", opts);
+  for (int i = 0; i < 3; ++i) rep.run({torch::randn({4})});
+  auto prof = rep.profile();
+  ASSERT_EQ(prof.size(), 2u);
+  EXPECT_EQ(prof[0].op_type, "Neg");
+  EXPECT_EQ(prof[1].op_type, "Relu");
+  for (const auto& p : prof) {
+    EXPECT_EQ(p.calls, 3);
+    EXPECT_GE(p.total_ms, 0.0);
+  }
+  EXPECT_TRUE(tonnx::backend::prepare(tonnx::model_to_proto(b.m)).profile().empty());
+}
+
+}  // namespace
