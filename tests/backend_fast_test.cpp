@@ -338,26 +338,30 @@ TEST(BackendFusion, MatMulWithNonConstantOrWideBiasIsNotFused) {
 
 TEST(BackendPooling, MaxPoolMatchesATenWithNanInfPadsAndCeilMode) {
   torch::manual_seed(5);
-  for (bool ceil : {false, true}) {
-    for (bool poison : {false, true}) {
-      G b;
-      b.out(b.op("MaxPool", {b.in("x")},
-                 {ints("kernel_shape", {3, 3}),
-                  ints("strides", {2, 2}),
-                  ints("pads", {1, 1, 1, 1}),
-                  {"ceil_mode", ir::AttrValue(int64_t{ceil})}}),
-            "y");
-      at::Tensor x = torch::randn({2, 3, 8, 7});
-      if (poison) {
-        x[0][0][1][1] = std::nanf("");
-        x[1][2][4][4] = std::numeric_limits<float>::infinity();
-      }
-      Both r = run_both(b, {x});
-      at::Tensor want = at::max_pool2d(x, {3, 3}, {2, 2}, {1, 1}, {1, 1}, ceil);
-      expect_close(r.fast[0], want, 0, 0);
-      if (poison) {
-        EXPECT_TRUE(std::isnan(r.fast[0][0][0][0][0].item<float>()));
-        EXPECT_TRUE(std::isnan(r.fast[0][0][0][1][1].item<float>()));
+  // Small planes take oneDNN, large ones ATen's channels-last kernel.
+  for (std::vector<int64_t> shape : {std::vector<int64_t>{2, 3, 8, 7}, {1, 2, 130, 129}}) {
+    for (bool ceil : {false, true}) {
+      for (bool poison : {false, true}) {
+        G b;
+        b.out(b.op("MaxPool", {b.in("x")},
+                   {ints("kernel_shape", {3, 3}),
+                    ints("strides", {2, 2}),
+                    ints("pads", {1, 1, 1, 1}),
+                    {"ceil_mode", ir::AttrValue(int64_t{ceil})}}),
+              "y");
+        SCOPED_TRACE(c10::str(at::IntArrayRef(shape), " ceil ", ceil, " poison ", poison));
+        at::Tensor x = torch::randn(shape);
+        if (poison) {
+          x[0][0][1][1] = std::nanf("");
+          x[shape[0] - 1][shape[1] - 1][4][4] = std::numeric_limits<float>::infinity();
+        }
+        Both r = run_both(b, {x});
+        at::Tensor want = at::max_pool2d(x, {3, 3}, {2, 2}, {1, 1}, {1, 1}, ceil);
+        expect_close(r.fast[0], want, 0, 0);
+        if (poison) {
+          EXPECT_TRUE(std::isnan(r.fast[0][0][0][0][0].item<float>()));
+          EXPECT_TRUE(std::isnan(r.fast[0][0][0][1][1].item<float>()));
+        }
       }
     }
   }
@@ -365,6 +369,35 @@ TEST(BackendPooling, MaxPoolMatchesATenWithNanInfPadsAndCeilMode) {
   b.out(b.op("MaxPool", {b.in("x")}, {ints("kernel_shape", {2, 2})}), "y");
   Both r = run_both(b, {torch::randn({0, 3, 4, 4})});
   EXPECT_EQ(r.fast[0].sizes(), (std::vector<int64_t>{0, 3, 3, 3}));
+}
+
+TEST(BackendPooling, AveragePoolMatchesATenOnEveryPath) {
+  torch::manual_seed(8);
+  float inf = std::numeric_limits<float>::infinity();
+  for (std::vector<int64_t> shape : {std::vector<int64_t>{2, 3, 9, 8}, {1, 2, 120, 121}}) {
+    for (bool ceil : {false, true}) {
+      for (bool include_pad : {false, true}) {
+        SCOPED_TRACE(
+            c10::str(at::IntArrayRef(shape), " ceil ", ceil, " include_pad ", include_pad));
+        G b;
+        b.out(b.op("AveragePool", {b.in("x")},
+                   {ints("kernel_shape", {3, 3}),
+                    ints("strides", {2, 2}),
+                    ints("pads", {1, 1, 1, 1}),
+                    {"ceil_mode", ir::AttrValue(int64_t{ceil})},
+                    {"count_include_pad", ir::AttrValue(int64_t{include_pad})}}),
+              "y");
+        at::Tensor x = torch::randn(shape);
+        x[0][0][2][2] = std::nanf("");
+        x[0][1][5][5] = inf;
+        x[0][1][5][6] = -inf;
+        Both r = run_both(b, {x});
+        at::Tensor want = at::avg_pool2d(x, {3, 3}, {2, 2}, {1, 1}, ceil, include_pad);
+        EXPECT_TRUE(at::equal(r.fast[0].nan_to_num(7), want.nan_to_num(7)));
+        EXPECT_TRUE(std::isnan(r.fast[0][0][0][1][1].item<float>()));
+      }
+    }
+  }
 }
 
 TEST(BackendArena, RepeatedRunsReuseBuffersAndOutputsOutliveTheRep) {
