@@ -62,7 +62,16 @@ class Arena {
       ++misses_;
       peak_ = std::max(peak_, live_);
     }
-    return system_alloc(n, this);
+    try {
+      return system_alloc(n, this);
+    } catch (...) {  // out of memory: undo the accounting, the error goes to the caller
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        live_ -= n;
+      }
+      unref();
+      throw;
+    }
   }
 
   // A block whose tensor died: cached while the arena has room and an owner, else freed.
