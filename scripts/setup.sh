@@ -5,11 +5,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR="${1:-build}"
 
-# Build and run time: LibTorch, libonnx, protobuf, OpenBLAS (Debian's default BLAS is the
-# slow reference one), GoogleTest, ccache, ninja. Tests only: Python torch/onnx (peer
+# Build and run time: LibTorch, libonnx, protobuf, oneDNN's headers (LibTorch already links
+# the library), OpenBLAS (Debian's default BLAS is the slow reference one), GoogleTest,
+# ccache, ninja. Tests only: Python torch/onnx (peer
 # comparisons), ONNX's backend test data, Node.js for ONNX Runtime.
 PACKAGES=(cmake g++ ninja-build ccache pkg-config libtorch-dev libonnx-dev libprotobuf-dev
-  protobuf-compiler libopenblas0-openmp libgtest-dev python3-torch python3-torchvision
+  protobuf-compiler libdnnl-dev libopenblas0-openmp libgtest-dev python3-torch python3-torchvision
   python3-onnx libonnx-testdata nodejs)
 missing=()
 for p in "${PACKAGES[@]}"; do

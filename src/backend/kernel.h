@@ -23,7 +23,8 @@ using KernelFn = std::function<Tensors(const Tensors& inputs)>;
 struct KernelSpec {
   const ir::Node& node;
   int opset;
-  // Static input values known at prepare time (initializers, constants), or undefined.
+  // Per input, its value when it is an initializer of the node's graph (known at prepare, never
+  // overridden at run time), else undefined. Empty in constant folding.
   std::vector<at::Tensor> constant_inputs;
   // The model's opset imports (subgraphs are planned with them); null in constant folding.
   const std::vector<ir::OpsetImport>* opsets = nullptr;

@@ -1,5 +1,6 @@
 // Neural-network kernels: convolution, pooling, normalization, Gemm/MatMul, softmax.
 #include "backend/kernel.h"
+#include "backend/onednn.h"
 
 namespace tonnx::backend {
 namespace {
@@ -152,6 +153,33 @@ at::Tensor run_conv_transpose(const ir::Node& n, const ConvTransposeAttrs& a, co
   return full.contiguous();
 }
 
+// oneDNN's deconvolution for a ConvTranspose whose weight is an initializer and whose pads
+// are explicit (auto_pad and output_shape resolve per input shape: ATen runs those).
+std::shared_ptr<const OneDnnDeconv> make_onednn_deconv(const KernelSpec& s,
+                                                       const ConvTransposeAttrs& a) {
+  if (s.constant_inputs.size() < 2 || !s.constant_inputs[1].defined() || !a.output_shape.empty() ||
+      (a.c.auto_pad != "NOTSET" && !a.c.auto_pad.empty()))
+    return nullptr;
+  const at::Tensor& w = s.constant_inputs[1];
+  size_t d = w.dim() > 2 ? static_cast<size_t>(w.dim() - 2) : 0;
+  OneDnnDeconv::Params p{a.c.strides, a.c.dilations, {}, {}, a.output_padding};
+  if (!a.c.pads.empty()) {
+    if (a.c.pads.size() != 2 * d) return nullptr;  // ATen's path reports it
+    p.pads_begin.assign(a.c.pads.begin(), a.c.pads.begin() + d);
+    p.pads_end.assign(a.c.pads.begin() + d, a.c.pads.end());
+  }
+  return OneDnnDeconv::make(w, a.group, std::move(p));
+}
+
+at::Tensor conv_transpose(const ir::Node& n, const ConvTransposeAttrs& a, const OneDnnDeconv* dnn,
+                          const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) {
+  if (dnn) {
+    at::Tensor y = dnn->run(x, b);
+    if (y.defined()) return y;
+  }
+  return run_conv_transpose(n, a, x, w, b);
+}
+
 TONNX_KERNEL("Conv", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   const ir::Node& n = s.node;
   ConvLike c = parse_conv_like(n);
@@ -192,9 +220,10 @@ TONNX_KERNEL_DOMAIN("FusedConv", "ai.tonnx", 1, kAnyOpset, [](const KernelSpec& 
   bool transposed = n.attr_i("transposed", 0) != 0;
   FusedActivation act(n);
   double eps = n.attr_f("bn_epsilon", 1e-5f);
-  return [a, transposed, act, eps, &n](const Tensors& in) -> Tensors {
+  auto dnn = transposed ? make_onednn_deconv(s, a) : nullptr;
+  return [a, transposed, act, eps, dnn, &n](const Tensors& in) -> Tensors {
     at::Tensor b = in.size() > 2 ? in[2] : at::Tensor();
-    at::Tensor y = transposed ? run_conv_transpose(n, a, in.at(0), in.at(1), b)
+    at::Tensor y = transposed ? conv_transpose(n, a, dnn.get(), in.at(0), in.at(1), b)
                               : run_conv(n, a.c, a.group, in.at(0), in.at(1), b);
     if (in.size() > 7)  // the same call as the BatchNormalization kernel
       y = at::batch_norm(y, in[4], in[5], in[6], in[7], false, 0.0, eps, false);
@@ -522,8 +551,10 @@ TONNX_KERNEL("Flatten", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
 TONNX_KERNEL("ConvTranspose", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   const ir::Node& n = s.node;
   ConvTransposeAttrs a = parse_conv_transpose(n);
-  return [a, &n](const Tensors& in) -> Tensors {
-    return {run_conv_transpose(n, a, in.at(0), in.at(1), in.size() > 2 ? in[2] : at::Tensor())};
+  auto dnn = make_onednn_deconv(s, a);
+  return [a, dnn, &n](const Tensors& in) -> Tensors {
+    return {
+        conv_transpose(n, a, dnn.get(), in.at(0), in.at(1), in.size() > 2 ? in[2] : at::Tensor())};
   };
 });
 

@@ -231,6 +231,10 @@ void build_plan(SubPlan& p, const ir::Graph& g, const std::vector<ir::OpsetImpor
     for (const ir::Value* o : n.outputs()) define(o);
     int op_opset = n.domain().empty() ? default_opset : opset_of(opsets, n.domain());
     KernelSpec spec{n, op_opset, {}, &opsets};
+    for (const ir::Value* in : n.inputs()) {
+      const at::Tensor* c = in ? g.initializer(in) : nullptr;
+      spec.constant_inputs.push_back(c ? *c : at::Tensor());
+    }
     const ValueKernelFactory* vf = find_value_kernel(n.op_type(), n.domain(), op_opset);
     const KernelFactory* f = vf ? nullptr : find_kernel(n.op_type(), n.domain(), op_opset);
     if (vf || f) {

@@ -1,0 +1,181 @@
+// oneDNN primitives: see onednn.h.
+#include "backend/onednn.h"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <map>
+#include <mutex>
+#include <utility>
+
+namespace tonnx::backend {
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+constexpr auto kF32 = memory::data_type::f32;
+constexpr size_t kMaxCachedShapes = 16;
+
+const dnnl::engine& cpu_engine() {
+  static const dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+memory::dims dims_of(at::IntArrayRef s) { return memory::dims(s.begin(), s.end()); }
+
+Tag plain_tag(int64_t rank) { return rank == 3 ? Tag::ncw : rank == 4 ? Tag::nchw : Tag::ncdhw; }
+// PyTorch's ConvTranspose weight is Ci x Co x k...; oneDNN names dims (o, i, k...).
+Tag torch_deconv_weight_tag(int64_t rank) {
+  return rank == 3 ? Tag::bac : rank == 4 ? Tag::bacd : Tag::bacde;  // i, o, k...
+}
+
+// A byte buffer from LibTorch's allocator (so from the Rep's arena during a run), wrapped as
+// oneDNN memory of `md`.
+memory scratch_memory(const memory::desc& md, at::Tensor& keep) {
+  keep = at::empty({static_cast<int64_t>(md.get_size())}, at::kByte);
+  return memory(md, cpu_engine(), keep.data_ptr());
+}
+
+}  // namespace
+
+struct OneDnnDeconv::Impl {
+  at::Tensor weight;  // Ci x Co x k..., contiguous float
+  Params p;
+  struct Entry {
+    dnnl::deconvolution_forward prim;
+    memory::desc src, dst, user_src, user_dst, scratch;
+    dnnl::reorder to_src, from_dst;  // only where src / dst differ from the user's layout
+    memory weights;
+    std::vector<int64_t> out_sizes;
+  };
+  mutable std::mutex mu;
+  mutable std::map<std::pair<std::vector<int64_t>, bool>, std::shared_ptr<const Entry>> cache;
+
+  std::shared_ptr<const Entry> build(const at::Tensor& x, bool bias) const;
+  std::shared_ptr<const Entry> entry(const at::Tensor& x, bool bias) const {
+    std::pair<std::vector<int64_t>, bool> key{x.sizes().vec(), bias};
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+    if (cache.size() >= kMaxCachedShapes) cache.clear();
+    auto e = build(x, bias);
+    cache.emplace(std::move(key), e);
+    return e;
+  }
+};
+
+std::shared_ptr<const OneDnnDeconv::Impl::Entry> OneDnnDeconv::Impl::build(const at::Tensor& x,
+                                                                           bool bias) const {
+  const int64_t rank = weight.dim(), d = rank - 2, ci = weight.size(0), co = weight.size(1);
+  std::vector<int64_t> out{x.size(0), co};
+  memory::dims strides, dilates, pad_l, pad_r;
+  for (int64_t i = 0; i < d; ++i) {
+    int64_t k = weight.size(2 + i), s = p.strides[i], dil = p.dilations[i];
+    int64_t o = (x.size(2 + i) - 1) * s - p.pads_begin[i] - p.pads_end[i] + dil * (k - 1) + 1 +
+                p.output_padding[i];
+    if (o <= 0) return nullptr;  // ATen reports it
+    out.push_back(o);
+    strides.push_back(s);
+    dilates.push_back(dil - 1);
+    pad_l.push_back(p.pads_begin[i]);
+    pad_r.push_back(p.pads_end[i] - p.output_padding[i]);
+  }
+  try {
+    const dnnl::engine& eng = cpu_engine();
+    auto e = std::make_shared<Entry>();
+    e->out_sizes = out;
+    e->user_src = memory::desc(dims_of(x.sizes()), kF32, plain_tag(rank));
+    e->user_dst = memory::desc(dims_of(out), kF32, plain_tag(rank));
+    // Blocked layouts pad channels to 16: worth it only when both sides have that many.
+    bool blocked = ci >= 16 && co >= 16;
+    memory::desc src = blocked ? memory::desc(dims_of(x.sizes()), kF32, Tag::any) : e->user_src;
+    memory::desc dst = blocked ? memory::desc(dims_of(out), kF32, Tag::any) : e->user_dst;
+    memory::dims wdims{co, ci};
+    for (int64_t i = 0; i < d; ++i) wdims.push_back(weight.size(2 + i));
+    memory::desc w_any(wdims, kF32, Tag::any);
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // per call: runs may overlap
+    using D = dnnl::deconvolution_forward;
+    auto desc =
+        bias ? D::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
+                       src, w_any, memory::desc({co}, kF32, Tag::x), dst, strides, dilates, pad_l,
+                       pad_r)
+             : D::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
+                       src, w_any, dst, strides, dilates, pad_l, pad_r);
+    D::primitive_desc pd(desc, attr, eng);
+    e->prim = D(pd);
+    e->src = pd.src_desc();
+    e->dst = pd.dst_desc();
+    e->scratch = pd.scratchpad_desc();
+    if (e->src != e->user_src)
+      e->to_src = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e->user_src, eng, e->src));
+    if (e->dst != e->user_dst)
+      e->from_dst = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e->dst, eng, e->user_dst));
+    memory user_w({wdims, kF32, torch_deconv_weight_tag(rank)}, eng, weight.data_ptr());
+    e->weights = memory(pd.weights_desc(), eng);
+    dnnl::stream s(eng);
+    dnnl::reorder(user_w, e->weights).execute(s, user_w, e->weights);
+    s.wait();
+    return e;
+  } catch (const dnnl::error&) {
+    return nullptr;  // a configuration oneDNN does not implement: ATen runs it
+  }
+}
+
+std::shared_ptr<const OneDnnDeconv> OneDnnDeconv::make(const at::Tensor& weight, int64_t group,
+                                                       Params p) {
+  if (!weight.defined() || weight.scalar_type() != at::kFloat || weight.dim() < 3 ||
+      weight.dim() > 5 || weight.numel() == 0 || group != 1)
+    return nullptr;
+  size_t d = static_cast<size_t>(weight.dim() - 2);
+  auto fill = [d](std::vector<int64_t>& v, int64_t dflt) {
+    if (v.empty()) v.assign(d, dflt);
+    return v.size() == d;
+  };
+  if (!fill(p.strides, 1) || !fill(p.dilations, 1) || !fill(p.pads_begin, 0) ||
+      !fill(p.pads_end, 0) || !fill(p.output_padding, 0))
+    return nullptr;
+  for (size_t i = 0; i < d; ++i)
+    if (p.strides[i] < 1 || p.dilations[i] < 1 || p.pads_begin[i] < 0 || p.output_padding[i] < 0 ||
+        p.pads_end[i] < p.output_padding[i] ||
+        p.output_padding[i] >= std::max(p.strides[i], p.dilations[i]))
+      return nullptr;
+  std::shared_ptr<OneDnnDeconv> r(new OneDnnDeconv());
+  r->impl_ = std::make_unique<Impl>();
+  r->impl_->weight = weight.contiguous();
+  r->impl_->p = std::move(p);
+  return r;
+}
+
+OneDnnDeconv::~OneDnnDeconv() = default;
+
+at::Tensor OneDnnDeconv::run(const at::Tensor& x, const at::Tensor& b) const {
+  const at::Tensor& w = impl_->weight;
+  if (x.scalar_type() != at::kFloat || x.dim() != w.dim() || x.size(1) != w.size(0) ||
+      x.numel() == 0)
+    return {};
+  if (b.defined() && (b.scalar_type() != at::kFloat || b.dim() != 1 || b.size(0) != w.size(1)))
+    return {};
+  auto e = impl_->entry(x, b.defined());
+  if (!e) return {};
+  const dnnl::engine& eng = cpu_engine();
+  at::Tensor xc = x.contiguous(), bc = b.defined() ? b.contiguous() : at::Tensor();
+  at::Tensor y = at::empty(e->out_sizes, x.options());
+  memory user_src(e->user_src, eng, xc.data_ptr()), user_dst(e->user_dst, eng, y.data_ptr());
+  at::Tensor src_buf, dst_buf, scratch_buf;
+  memory src = e->src == e->user_src ? user_src : scratch_memory(e->src, src_buf);
+  memory dst = e->dst == e->user_dst ? user_dst : scratch_memory(e->dst, dst_buf);
+  std::unordered_map<int, memory> args{
+      {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, e->weights}, {DNNL_ARG_DST, dst}};
+  if (bc.defined())
+    args.emplace(DNNL_ARG_BIAS, memory({{w.size(1)}, kF32, Tag::x}, eng, bc.data_ptr()));
+  if (e->scratch.get_size() > 0)
+    args.emplace(DNNL_ARG_SCRATCHPAD, scratch_memory(e->scratch, scratch_buf));
+  dnnl::stream s(eng);
+  if (src_buf.defined()) e->to_src.execute(s, user_src, src);
+  e->prim.execute(s, args);
+  if (dst_buf.defined()) e->from_dst.execute(s, dst, user_dst);
+  s.wait();
+  return y;
+}
+
+}  // namespace tonnx::backend

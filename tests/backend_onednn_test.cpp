@@ -1,0 +1,199 @@
+// The backend's oneDNN kernels against LibTorch's own functions (the oracle): directly, so a
+// case that silently fell back to ATen would fail, and through prepare/run.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <limits>
+#include <thread>
+
+#include "backend/onednn.h"
+#include "tonnx/backend.h"
+#include "tonnx/ir.h"
+#include "tonnx/proto.h"
+
+namespace {
+
+using tonnx::backend::OneDnnDeconv;
+namespace ir = tonnx::ir;
+
+// ONNX ConvTranspose on ATen: the full transposed convolution (with output_padding), then
+// the begin/end pads cropped.
+at::Tensor aten_deconv(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b,
+                       const OneDnnDeconv::Params& p) {
+  size_t d = static_cast<size_t>(x.dim() - 2);
+  at::Tensor y = at::convolution(x, w, b, p.strides, std::vector<int64_t>(d, 0), p.dilations, true,
+                                 p.output_padding, 1);
+  for (size_t i = 0; i < d; ++i)
+    y = y.narrow(static_cast<int64_t>(2 + i), p.pads_begin[i],
+                 y.size(static_cast<int64_t>(2 + i)) - p.pads_begin[i] - p.pads_end[i]);
+  return y;
+}
+
+void expect_close(const at::Tensor& got, const at::Tensor& want, double rtol = 1e-4,
+                  double atol = 1e-4) {
+  ASSERT_TRUE(got.defined());
+  ASSERT_EQ(got.sizes(), want.sizes());
+  ASSERT_EQ(got.scalar_type(), want.scalar_type());
+  EXPECT_TRUE(at::allclose(got, want, rtol, atol, /*equal_nan=*/true))
+      << "max abs diff " << (got - want).abs().nan_to_num(0, 0, 0).max().item<double>();
+}
+
+struct DeconvCase {
+  int64_t rank, ci, co, k, stride, dilation, pad_begin, pad_end, output_padding, batch;
+  bool bias;
+};
+
+TEST(BackendOneDnn, DeconvolutionMatchesATen) {
+  torch::manual_seed(11);
+  // Fewer than 16 channels on either side take the plain layout, 16 or more the blocked one.
+  std::vector<DeconvCase> cases = {
+      {4, 4, 3, 4, 2, 1, 1, 1, 0, 1, false},     // DCGAN-like, plain
+      {4, 32, 16, 4, 2, 1, 1, 1, 0, 1, false},   // DCGAN-like, blocked
+      {4, 100, 64, 4, 1, 1, 0, 0, 0, 2, false},  // 1x1 input, batch 2
+      {4, 16, 24, 3, 2, 1, 1, 1, 1, 3, true},    // output_padding, bias, batch 3
+      {4, 16, 16, 3, 3, 2, 0, 2, 1, 1, true},    // asymmetric pads, dilation
+      {4, 5, 17, 2, 1, 1, 0, 0, 0, 1, true},     // stride 1, odd channels
+      {3, 8, 6, 5, 2, 1, 2, 1, 0, 2, true},      // 1-D
+      {3, 32, 32, 4, 2, 1, 1, 1, 0, 1, false},   // 1-D blocked
+      {5, 4, 3, 3, 2, 1, 1, 1, 1, 1, true},      // 3-D
+      {5, 16, 16, 2, 2, 1, 0, 0, 0, 2, false},   // 3-D blocked
+  };
+  for (const DeconvCase& c : cases) {
+    size_t d = static_cast<size_t>(c.rank - 2);
+    SCOPED_TRACE("rank " + std::to_string(c.rank) + " ci " + std::to_string(c.ci) + " co " +
+                 std::to_string(c.co) + " stride " + std::to_string(c.stride));
+    std::vector<int64_t> wshape{c.ci, c.co}, xshape{c.batch, c.ci};
+    for (size_t i = 0; i < d; ++i) {
+      wshape.push_back(c.k);
+      xshape.push_back(c.ci == 100 ? 1 : 5 + static_cast<int64_t>(i));
+    }
+    at::Tensor w = torch::randn(wshape), x = torch::randn(xshape);
+    at::Tensor b = c.bias ? torch::randn({c.co}) : at::Tensor();
+    OneDnnDeconv::Params p{std::vector<int64_t>(d, c.stride), std::vector<int64_t>(d, c.dilation),
+                           std::vector<int64_t>(d, c.pad_begin), std::vector<int64_t>(d, c.pad_end),
+                           std::vector<int64_t>(d, c.output_padding)};
+    auto dnn = OneDnnDeconv::make(w, 1, p);
+    ASSERT_TRUE(dnn);
+    at::Tensor want = aten_deconv(x, w, b, p);
+    expect_close(dnn->run(x, b), want);
+    // A second call reuses the cached primitive; a non-contiguous input is made contiguous.
+    expect_close(dnn->run(x, b), want);
+    at::Tensor xt = x.transpose(0, 1).contiguous().transpose(0, 1);
+    if (c.batch > 1) {
+      EXPECT_FALSE(xt.is_contiguous());
+    }
+    expect_close(dnn->run(xt, b), want);
+  }
+}
+
+TEST(BackendOneDnn, DeconvolutionDeclinesWhatItCannotRun) {
+  at::Tensor w = torch::randn({4, 3, 3, 3});
+  OneDnnDeconv::Params p{{2, 2}, {1, 1}, {1, 1}, {1, 1}, {0, 0}};
+  EXPECT_FALSE(OneDnnDeconv::make(w, 2, p));                                         // groups
+  EXPECT_FALSE(OneDnnDeconv::make(w.to(at::kDouble), 1, p));                         // dtype
+  EXPECT_FALSE(OneDnnDeconv::make(torch::randn({4, 3}), 1, p));                      // rank
+  EXPECT_FALSE(OneDnnDeconv::make(torch::randn({0, 3, 3, 3}), 1, p));                // empty
+  EXPECT_FALSE(OneDnnDeconv::make(w, 1, {{2, 2}, {1, 1}, {1, 1}, {0, 0}, {1, 1}}));  // end < op
+  EXPECT_FALSE(OneDnnDeconv::make(w, 1, {{2, 2}, {1, 1}, {1, 1}, {2, 2}, {2, 2}}));  // op >= s
+  EXPECT_FALSE(OneDnnDeconv::make(w, 1, {{2}, {1, 1}, {1, 1}, {1, 1}, {0, 0}}));     // wrong arity
+  EXPECT_FALSE(OneDnnDeconv::make(w, 1, {{0, 2}, {1, 1}, {1, 1}, {1, 1}, {0, 0}}));  // stride 0
+  auto dnn = OneDnnDeconv::make(w, 1, p);
+  ASSERT_TRUE(dnn);
+  // Run-time inputs it leaves to ATen (whose kernel reports what is wrong).
+  EXPECT_FALSE(dnn->run(torch::randn({1, 5, 4, 4}), {}).defined());  // channels
+  EXPECT_FALSE(dnn->run(torch::randn({1, 4, 4}), {}).defined());     // rank
+  EXPECT_FALSE(dnn->run(torch::randn({1, 4, 4, 4}, at::kDouble), {}).defined());
+  EXPECT_FALSE(dnn->run(torch::randn({0, 4, 4, 4}), {}).defined());                 // empty batch
+  EXPECT_FALSE(dnn->run(torch::randn({1, 4, 4, 4}), torch::randn({4})).defined());  // bias
+  auto big_pads = OneDnnDeconv::make(w, 1, {{1, 1}, {1, 1}, {3, 3}, {3, 3}, {0, 0}});
+  ASSERT_TRUE(big_pads);
+  EXPECT_FALSE(big_pads->run(torch::randn({1, 4, 1, 1}), {}).defined());  // output size <= 0
+}
+
+// A graph with one ConvTranspose whose weight is an initializer.
+onnx::ModelProto deconv_model(const at::Tensor& w, std::vector<ir::Attr> attrs,
+                              const std::string& act = "") {
+  ir::Model m;
+  m.opsets = {{"", 17}};
+  ir::Graph& g = *m.graph;
+  ir::Value* y =
+      g.add_node("ConvTranspose", {g.add_input("x"), g.add_initializer("w", w)}, std::move(attrs))
+          ->output();
+  if (!act.empty()) {
+    y->set_name("ct");
+    y = g.add_node(act, {y}, {})->output();
+  }
+  y->set_name("y");
+  g.add_output(y);
+  return tonnx::model_to_proto(m);
+}
+
+TEST(BackendOneDnn, ConvTransposeInAModelAcrossShapesNanInfAndThreads) {
+  torch::manual_seed(12);
+  at::Tensor w = torch::randn({16, 16, 4, 4});
+  std::vector<ir::Attr> attrs{{"strides", ir::AttrValue(ir::Ints{2, 2})},
+                              {"pads", ir::AttrValue(ir::Ints{1, 1, 1, 1})}};
+  OneDnnDeconv::Params p{{2, 2}, {1, 1}, {1, 1}, {1, 1}, {0, 0}};
+  for (bool optimize : {true, false}) {
+    tonnx::backend::PrepareOptions opts;
+    opts.optimize = optimize;
+    auto rep = tonnx::backend::prepare(deconv_model(w, attrs, "Relu"), "CPU", opts);
+    for (std::vector<int64_t> shape :
+         {std::vector<int64_t>{1, 16, 4, 4}, {2, 16, 7, 3}, {1, 16, 1, 1}}) {
+      at::Tensor x = torch::randn(shape);
+      expect_close(rep.run({x})[0], at::relu(aten_deconv(x, w, {}, p)));
+    }
+    // NaN and inf reach the outputs they touch, as in ATen.
+    float inf = std::numeric_limits<float>::infinity();
+    at::Tensor x = torch::randn({1, 16, 4, 4});
+    x[0][0][0][0] = std::nanf("");
+    x[0][3][2][1] = inf;
+    x[0][5][3][3] = -inf;
+    at::Tensor got = rep.run({x})[0], want = at::relu(aten_deconv(x, w, {}, p));
+    expect_close(got, want);
+    EXPECT_GT(got.isnan().sum().item<int64_t>(), 0);
+    EXPECT_EQ(got.isnan().sum().item<int64_t>(), want.isnan().sum().item<int64_t>());
+    EXPECT_EQ(got.isinf().sum().item<int64_t>(), want.isinf().sum().item<int64_t>());
+    // Concurrent runs of one Rep with different shapes share the primitive cache.
+    std::vector<std::thread> threads;
+    std::vector<int> ok(4, 0);
+    for (int t = 0; t < 4; ++t)
+      threads.emplace_back([&, t] {
+        at::Tensor xi = torch::full({1 + t % 2, 16, 3 + t, 4}, 0.25f * static_cast<float>(t + 1));
+        at::Tensor wi = at::relu(aten_deconv(xi, w, {}, p));
+        bool all = true;
+        for (int i = 0; i < 10; ++i) all = all && at::allclose(rep.run({xi})[0], wi, 1e-4, 1e-4);
+        ok[t] = all;
+      });
+    for (auto& th : threads) th.join();
+    for (int t = 0; t < 4; ++t) EXPECT_TRUE(ok[t]) << "thread " << t;
+  }
+}
+
+TEST(BackendOneDnn, ConvTransposeWithRunTimeWeightOrAutoPadStaysOnATen) {
+  torch::manual_seed(13);
+  // auto_pad resolves per input shape: ATen's path, which must agree with ONNX's rule.
+  at::Tensor w = torch::randn({16, 16, 3, 3});
+  auto rep = tonnx::backend::prepare(
+      deconv_model(w, {{"strides", ir::AttrValue(ir::Ints{2, 2})},
+                       {"auto_pad", ir::AttrValue(std::string("SAME_UPPER"))}}));
+  at::Tensor x = torch::randn({1, 16, 5, 5});
+  at::Tensor y = rep.run({x})[0];
+  EXPECT_EQ(y.sizes(), (std::vector<int64_t>{1, 16, 10, 10}));
+  // SAME_UPPER: total pad 1 of the 11-wide full output, at the end.
+  expect_close(y, aten_deconv(x, w, {}, {{2, 2}, {1, 1}, {0, 0}, {1, 1}, {0, 0}}));
+  // A weight that is a graph input: ATen at run time.
+  ir::Model m;
+  m.opsets = {{"", 17}};
+  ir::Graph& g = *m.graph;
+  ir::Value* out = g.add_node("ConvTranspose", {g.add_input("x"), g.add_input("w")}, {})->output();
+  out->set_name("y");
+  g.add_output(out);
+  auto rep2 = tonnx::backend::prepare(tonnx::model_to_proto(m));
+  at::Tensor w2 = torch::randn({16, 8, 2, 2});
+  expect_close(rep2.run({x, w2})[0],
+               aten_deconv(x, w2, {}, {{1, 1}, {1, 1}, {0, 0}, {0, 0}, {0, 0}}));
+}
+
+}  // namespace
