@@ -87,6 +87,38 @@ TEST(BackendOneDnn, DeconvolutionMatchesATen) {
   }
 }
 
+TEST(BackendOneDnn, DeconvolutionTakesEachAxisItsOwnParameters) {
+  torch::manual_seed(14);
+  for (int64_t ci : {3, 16}) {  // plain and blocked
+    at::Tensor w = torch::randn({ci, 17, 3, 2}), x = torch::randn({2, ci, 5, 4});
+    OneDnnDeconv::Params p{{2, 3}, {2, 1}, {1, 0}, {2, 1}, {1, 0}};
+    auto dnn = OneDnnDeconv::make(w, 1, p);
+    ASSERT_TRUE(dnn);
+    at::Tensor b = torch::randn({17});
+    expect_close(dnn->run(x, b), aten_deconv(x, w, b, p));
+    at::Tensor cl = x.contiguous(at::MemoryFormat::ChannelsLast);
+    EXPECT_FALSE(cl.is_contiguous());
+    expect_close(dnn->run(cl, b), aten_deconv(x, w, b, p));
+    at::Tensor x1 = torch::randn({1, ci, 3, 6}).contiguous(at::MemoryFormat::ChannelsLast);
+    expect_close(dnn->run(x1, {}), aten_deconv(x1, w, {}, p));
+  }
+}
+
+TEST(BackendOneDnn, DeconvolutionUsesThePreparedWeightsAndManyShapes) {
+  at::Tensor w = torch::randn({16, 16, 2, 2});
+  at::Tensor original = w.clone();
+  OneDnnDeconv::Params p{{2, 2}, {1, 1}, {0, 0}, {0, 0}, {0, 0}};
+  auto dnn = OneDnnDeconv::make(w, 1, p);
+  ASSERT_TRUE(dnn);
+  w.mul_(2);  // the caller's tensor changes after prepare: no shape may see it
+  // More shapes than the cache holds, then the first ones again.
+  for (int round = 0; round < 2; ++round)
+    for (int64_t h = 1; h <= 20; ++h) {
+      at::Tensor x = torch::randn({1, 16, h, 2});
+      expect_close(dnn->run(x, {}), aten_deconv(x, original, {}, p));
+    }
+}
+
 TEST(BackendOneDnn, DeconvolutionDeclinesWhatItCannotRun) {
   at::Tensor w = torch::randn({4, 3, 3, 3});
   OneDnnDeconv::Params p{{2, 2}, {1, 1}, {1, 1}, {1, 1}, {0, 0}};
@@ -131,14 +163,17 @@ onnx::ModelProto deconv_model(const at::Tensor& w, std::vector<ir::Attr> attrs,
 
 TEST(BackendOneDnn, ConvTransposeInAModelAcrossShapesNanInfAndThreads) {
   torch::manual_seed(12);
-  at::Tensor w = torch::randn({16, 16, 4, 4});
   std::vector<ir::Attr> attrs{{"strides", ir::AttrValue(ir::Ints{2, 2})},
                               {"pads", ir::AttrValue(ir::Ints{1, 1, 1, 1})}};
   OneDnnDeconv::Params p{{2, 2}, {1, 1}, {1, 1}, {1, 1}, {0, 0}};
   for (bool optimize : {true, false}) {
+    SCOPED_TRACE("optimize " + std::to_string(optimize));
+    // Blocked (16 channels) when optimizing, plain (4 output channels) when not.
+    at::Tensor w = torch::randn({16, optimize ? 16 : 4, 4, 4});
     tonnx::backend::PrepareOptions opts;
     opts.optimize = optimize;
     auto rep = tonnx::backend::prepare(deconv_model(w, attrs, "Relu"), "CPU", opts);
+    uint64_t before = OneDnnDeconv::runs();
     for (std::vector<int64_t> shape :
          {std::vector<int64_t>{1, 16, 4, 4}, {2, 16, 7, 3}, {1, 16, 1, 1}}) {
       at::Tensor x = torch::randn(shape);
@@ -168,7 +203,63 @@ TEST(BackendOneDnn, ConvTransposeInAModelAcrossShapesNanInfAndThreads) {
       });
     for (auto& th : threads) th.join();
     for (int t = 0; t < 4; ++t) EXPECT_TRUE(ok[t]) << "thread " << t;
+    EXPECT_GE(OneDnnDeconv::runs() - before, 44u);  // every run above was oneDNN's
   }
+}
+
+TEST(BackendOneDnn, ConvTransposeWithBiasOutputPaddingAndBatchNorm) {
+  torch::manual_seed(15);
+  at::Tensor w = torch::randn({8, 5, 3, 3}), bias = torch::randn({5});
+  OneDnnDeconv::Params p{{2, 2}, {1, 1}, {1, 0}, {1, 1}, {1, 1}};
+  std::vector<ir::Attr> attrs{{"strides", ir::AttrValue(ir::Ints{2, 2})},
+                              {"pads", ir::AttrValue(ir::Ints{1, 0, 1, 1})},
+                              {"output_padding", ir::AttrValue(ir::Ints{1, 1})}};
+  at::Tensor x = torch::randn({2, 8, 4, 5});
+  at::Tensor want = aten_deconv(x, w, bias, p);
+  // The bias as an initializer, and as a run-time input.
+  for (bool runtime_bias : {false, true}) {
+    ir::Model m;
+    m.opsets = {{"", 17}};
+    ir::Graph& g = *m.graph;
+    ir::Value* xv = g.add_input("x");
+    ir::Value* b = runtime_bias ? g.add_input("b") : g.add_initializer("b", bias);
+    ir::Value* y = g.add_node("ConvTranspose", {xv, g.add_initializer("w", w), b}, attrs)->output();
+    y->set_name("y");
+    g.add_output(y);
+    auto rep = tonnx::backend::prepare(tonnx::model_to_proto(m));
+    uint64_t before = OneDnnDeconv::runs();
+    at::Tensor got = runtime_bias ? rep.run({x, bias})[0] : rep.run({x})[0];
+    EXPECT_EQ(OneDnnDeconv::runs() - before, 1u);
+    expect_close(got, want);
+  }
+  // Fused with an unfolded BatchNormalization: the same BN on ATen's result.
+  ir::Model m;
+  m.opsets = {{"", 17}};
+  ir::Graph& g = *m.graph;
+  at::Tensor sc = torch::rand({5}) + 0.5, sh = torch::randn({5}), mu = torch::randn({5}),
+             var = torch::rand({5}) + 0.1;
+  ir::Value* ct =
+      g.add_node("ConvTranspose",
+                 {g.add_input("x"), g.add_initializer("w", w), g.add_initializer("b", bias)}, attrs)
+          ->output();
+  ct->set_name("ct");
+  ir::Value* bn = g.add_node("BatchNormalization",
+                             {ct, g.add_initializer("s", sc), g.add_initializer("sh", sh),
+                              g.add_initializer("mu", mu), g.add_initializer("var", var)},
+                             {})
+                      ->output();
+  bn->set_name("y");
+  g.add_output(bn);
+  auto rep = tonnx::backend::prepare(tonnx::model_to_proto(m));
+  expect_close(rep.run({x})[0], at::batch_norm(want, sc, sh, mu, var, false, 0.0, 1e-5, false));
+  // Groups stay on ATen.
+  at::Tensor wg = torch::randn({8, 3, 3, 3});
+  auto grouped = tonnx::backend::prepare(deconv_model(
+      wg, {{"group", ir::AttrValue(int64_t{2})}, {"strides", ir::AttrValue(ir::Ints{2, 2})}}));
+  uint64_t before = OneDnnDeconv::runs();
+  expect_close(grouped.run({x})[0],
+               at::convolution(x, wg, {}, {2, 2}, {0, 0}, {1, 1}, true, {0, 0}, 2));
+  EXPECT_EQ(OneDnnDeconv::runs(), before);
 }
 
 TEST(BackendOneDnn, ConvTransposeWithRunTimeWeightOrAutoPadStaysOnATen) {

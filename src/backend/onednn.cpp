@@ -3,8 +3,11 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <atomic>
 #include <map>
 #include <mutex>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace tonnx::backend {
@@ -14,6 +17,7 @@ using dnnl::memory;
 using Tag = memory::format_tag;
 constexpr auto kF32 = memory::data_type::f32;
 constexpr size_t kMaxCachedShapes = 16;
+std::atomic<uint64_t> g_deconv_runs{0};
 
 const dnnl::engine& cpu_engine() {
   static const dnnl::engine e(dnnl::engine::kind::cpu, 0);
@@ -35,28 +39,56 @@ memory scratch_memory(const memory::desc& md, at::Tensor& keep) {
   return memory(md, cpu_engine(), keep.data_ptr());
 }
 
+// Every primitive takes its scratch memory per call: oneDNN's library-managed scratchpad
+// may not be shared by threads, and one Rep may run on several at once.
+dnnl::primitive_attr user_scratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+// A reorder between two layouts, with its scratch memory descriptor.
+struct Reorder {
+  dnnl::reorder prim;
+  memory::desc scratch;
+  Reorder() = default;
+  Reorder(const memory::desc& from, const memory::desc& to) {
+    dnnl::reorder::primitive_desc pd(cpu_engine(), from, cpu_engine(), to, user_scratchpad());
+    prim = dnnl::reorder(pd);
+    scratch = pd.scratchpad_desc();
+  }
+  void run(dnnl::stream& s, const memory& from, const memory& to) const {
+    at::Tensor keep;
+    std::unordered_map<int, memory> args{{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+    if (scratch.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, scratch_memory(scratch, keep));
+    prim.execute(s, args);
+    s.wait();  // before `keep` goes
+  }
+};
+
 }  // namespace
 
 struct OneDnnDeconv::Impl {
-  at::Tensor weight;  // Ci x Co x k..., contiguous float
+  at::Tensor weight;  // Ci x Co x k..., contiguous float: a copy taken at prepare
   Params p;
   struct Entry {
     dnnl::deconvolution_forward prim;
     memory::desc src, dst, user_src, user_dst, scratch;
-    dnnl::reorder to_src, from_dst;  // only where src / dst differ from the user's layout
-    memory weights;
+    Reorder to_src, from_dst;  // only where src / dst differ from the user's layout
+    memory weights;            // shared by the shapes whose primitives want one format
     std::vector<int64_t> out_sizes;
   };
   mutable std::mutex mu;
   mutable std::map<std::pair<std::vector<int64_t>, bool>, std::shared_ptr<const Entry>> cache;
 
   std::shared_ptr<const Entry> build(const at::Tensor& x, bool bias) const;
+  at::Tensor execute(const Entry& e, const at::Tensor& x, const at::Tensor& b) const;
   std::shared_ptr<const Entry> entry(const at::Tensor& x, bool bias) const {
     std::pair<std::vector<int64_t>, bool> key{x.sizes().vec(), bias};
     std::lock_guard<std::mutex> lock(mu);
     auto it = cache.find(key);
     if (it != cache.end()) return it->second;
-    if (cache.size() >= kMaxCachedShapes) cache.clear();
+    if (cache.size() >= kMaxCachedShapes) cache.erase(cache.begin());
     auto e = build(x, bias);
     cache.emplace(std::move(key), e);
     return e;
@@ -92,8 +124,7 @@ std::shared_ptr<const OneDnnDeconv::Impl::Entry> OneDnnDeconv::Impl::build(const
     memory::dims wdims{co, ci};
     for (int64_t i = 0; i < d; ++i) wdims.push_back(weight.size(2 + i));
     memory::desc w_any(wdims, kF32, Tag::any);
-    dnnl::primitive_attr attr;
-    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // per call: runs may overlap
+    dnnl::primitive_attr attr = user_scratchpad();
     using D = dnnl::deconvolution_forward;
     auto desc =
         bias ? D::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
@@ -106,15 +137,17 @@ std::shared_ptr<const OneDnnDeconv::Impl::Entry> OneDnnDeconv::Impl::build(const
     e->src = pd.src_desc();
     e->dst = pd.dst_desc();
     e->scratch = pd.scratchpad_desc();
-    if (e->src != e->user_src)
-      e->to_src = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e->user_src, eng, e->src));
-    if (e->dst != e->user_dst)
-      e->from_dst = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e->dst, eng, e->user_dst));
-    memory user_w({wdims, kF32, torch_deconv_weight_tag(rank)}, eng, weight.data_ptr());
-    e->weights = memory(pd.weights_desc(), eng);
-    dnnl::stream s(eng);
-    dnnl::reorder(user_w, e->weights).execute(s, user_w, e->weights);
-    s.wait();
+    if (e->src != e->user_src) e->to_src = Reorder(e->user_src, e->src);
+    if (e->dst != e->user_dst) e->from_dst = Reorder(e->dst, e->user_dst);
+    for (const auto& [key, other] : cache)  // (entry() holds the lock)
+      if (other && other->weights.get_desc() == pd.weights_desc()) e->weights = other->weights;
+    if (!e->weights) {
+      memory user_w({wdims, kF32, torch_deconv_weight_tag(rank)}, eng, weight.data_ptr());
+      e->weights = memory(pd.weights_desc(), eng);
+      dnnl::stream s(eng);
+      Reorder(user_w.get_desc(), e->weights.get_desc()).run(s, user_w, e->weights);
+      s.wait();
+    }
     return e;
   } catch (const dnnl::error&) {
     return nullptr;  // a configuration oneDNN does not implement: ATen runs it
@@ -141,7 +174,9 @@ std::shared_ptr<const OneDnnDeconv> OneDnnDeconv::make(const at::Tensor& weight,
       return nullptr;
   std::shared_ptr<OneDnnDeconv> r(new OneDnnDeconv());
   r->impl_ = std::make_unique<Impl>();
-  r->impl_->weight = weight.contiguous();
+  // A copy: every cached shape must see the weights the Rep was prepared with, even if the
+  // caller's tensor (shared with an ir::Model's initializer) changes later.
+  r->impl_->weight = weight.contiguous().clone();
   r->impl_->p = std::move(p);
   return r;
 }
@@ -157,6 +192,20 @@ at::Tensor OneDnnDeconv::run(const at::Tensor& x, const at::Tensor& b) const {
     return {};
   auto e = impl_->entry(x, b.defined());
   if (!e) return {};
+  g_deconv_runs.fetch_add(1, std::memory_order_relaxed);
+  try {
+    return impl_->execute(*e, x, b);
+  } catch (const dnnl::error& err) {  // not a std::runtime_error: the plan would not name the node
+    throw std::runtime_error(std::string("oneDNN deconvolution failed: ") + err.what());
+  }
+}
+
+uint64_t OneDnnDeconv::runs() { return g_deconv_runs.load(); }
+
+at::Tensor OneDnnDeconv::Impl::execute(const Entry& entry, const at::Tensor& x,
+                                       const at::Tensor& b) const {
+  const at::Tensor& w = weight;
+  const Entry* e = &entry;
   const dnnl::engine& eng = cpu_engine();
   at::Tensor xc = x.contiguous(), bc = b.defined() ? b.contiguous() : at::Tensor();
   at::Tensor y = at::empty(e->out_sizes, x.options());
@@ -171,9 +220,9 @@ at::Tensor OneDnnDeconv::run(const at::Tensor& x, const at::Tensor& b) const {
   if (e->scratch.get_size() > 0)
     args.emplace(DNNL_ARG_SCRATCHPAD, scratch_memory(e->scratch, scratch_buf));
   dnnl::stream s(eng);
-  if (src_buf.defined()) e->to_src.execute(s, user_src, src);
+  if (src_buf.defined()) e->to_src.run(s, user_src, src);
   e->prim.execute(s, args);
-  if (dst_buf.defined()) e->from_dst.execute(s, dst, user_dst);
+  if (dst_buf.defined()) e->from_dst.run(s, dst, user_dst);
   s.wait();
   return y;
 }

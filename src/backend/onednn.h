@@ -30,6 +30,8 @@ class OneDnnDeconv {
   // X (and bias B, if defined) -> Y; undefined where this call's input does not fit (wrong
   // rank, channels or dtype, an empty tensor, an output size <= 0), for ATen to run it.
   at::Tensor run(const at::Tensor& x, const at::Tensor& b) const;
+  // How many calls of run(), over all instances, oneDNN has computed (for tests).
+  static uint64_t runs();
   ~OneDnnDeconv();
 
  private:
