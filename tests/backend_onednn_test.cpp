@@ -288,3 +288,198 @@ TEST(BackendOneDnn, ConvTransposeWithRunTimeWeightOrAutoPadStaysOnATen) {
 }
 
 }  // namespace
+
+namespace {
+
+using tonnx::backend::OneDnnConv;
+
+at::Tensor aten_conv(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b,
+                     const OneDnnConv::Params& p) {
+  at::Tensor xp =
+      at::constant_pad_nd(x, {p.pads_begin[1], p.pads_end[1], p.pads_begin[0], p.pads_end[0]}, 0);
+  return at::convolution(xp, w, b, p.strides, {0, 0}, p.dilations, false, {0, 0}, p.group);
+}
+
+struct ConvCase {
+  int64_t ci, co, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, group, batch, h, w;
+  bool bias;
+};
+
+TEST(BackendOneDnn, ConvolutionMatchesATen) {
+  torch::manual_seed(21);
+  std::vector<ConvCase> cases = {
+      {64, 64, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 14, 14, false},  // 1x1
+      {16, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 2, 9, 9, true},     // 3x3 stride 2, batch 2
+      {3, 16, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3, 1, 1, 20, 20, true},    // a stem: 3 channels
+      {8, 8, 3, 2, 1, 2, 2, 1, 2, 0, 1, 1, 1, 1, 9, 8, true},       // per-axis params, asymmetric
+      {8, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 6, 6, true},      // groups
+      {16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 16, 1, 7, 7, false},   // depthwise
+      {4, 5, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 3, 1, 1, true},       // 1x1 plane
+  };
+  for (const ConvCase& c : cases) {
+    SCOPED_TRACE("ci " + std::to_string(c.ci) + " co " + std::to_string(c.co) + " k " +
+                 std::to_string(c.kh) + "x" + std::to_string(c.kw) + " group " +
+                 std::to_string(c.group));
+    at::Tensor w = torch::randn({c.co, c.ci / c.group, c.kh, c.kw});
+    at::Tensor x = torch::randn({c.batch, c.ci, c.h, c.w});
+    at::Tensor b = c.bias ? torch::randn({c.co}) : at::Tensor();
+    OneDnnConv::Params p{{c.sh, c.sw}, {c.dh, c.dw}, {c.pt, c.pl}, {c.pb, c.pr}, c.group};
+    auto dnn = OneDnnConv::make(w, p, {});
+    ASSERT_TRUE(dnn);
+    at::Tensor want = aten_conv(x, w, b, p);
+    OneDnnConv::Done done;
+    at::Tensor got = dnn->run(x, b, {}, done);
+    expect_close(got, want);
+    EXPECT_TRUE(got.is_contiguous(at::MemoryFormat::ChannelsLast));
+    // Channels-last and non-contiguous inputs.
+    expect_close(dnn->run(x.contiguous(at::MemoryFormat::ChannelsLast), b, {}, done), want);
+    at::Tensor xt = x.transpose(2, 3).contiguous().transpose(2, 3);
+    expect_close(dnn->run(xt, b, {}, done), want);
+  }
+}
+
+TEST(BackendOneDnn, ConvolutionPostOpsStopAtTheFirstStageTheyCannotMatch) {
+  torch::manual_seed(22);
+  at::Tensor w = torch::randn({16, 8, 3, 3}), b = torch::randn({16});
+  at::Tensor x = torch::randn({2, 8, 6, 6});
+  OneDnnConv::Params p{{1, 1}, {1, 1}, {1, 1}, {1, 1}, 1};
+  at::Tensor alpha = torch::rand({16}) + 0.5, beta = torch::randn({16});
+  at::Tensor conv = aten_conv(x, w, b, p);
+  at::Tensor bn = conv * alpha.view({1, 16, 1, 1}) + beta.view({1, 16, 1, 1});
+  at::Tensor z = torch::randn({2, 16, 6, 6});
+  OneDnnConv::Done done;
+  // BN, Z and LeakyRelu all inside.
+  OneDnnConv::Fused all{true, alpha, beta, true, "LeakyRelu", 0.2f};
+  at::Tensor y = OneDnnConv::make(w, p, all)->run(x, b, z, done);
+  EXPECT_TRUE(done.batchnorm && done.add && done.activation);
+  expect_close(y, at::leaky_relu(bn + z, 0.2));
+  // A broadcast Z stops the chain after BN.
+  y = OneDnnConv::make(w, p, all)->run(x, b, torch::randn({1, 16, 1, 1}), done);
+  EXPECT_TRUE(done.batchnorm);
+  EXPECT_FALSE(done.add || done.activation);
+  expect_close(y, bn);
+  // Relu is left to ATen (oneDNN's turns NaN into 0); so are Sigmoid and Tanh.
+  for (const char* act : {"Relu", "Sigmoid", "Tanh"}) {
+    OneDnnConv::Fused f{true, alpha, beta, true, act, 0.01f};
+    y = OneDnnConv::make(w, p, f)->run(x, b, z, done);
+    EXPECT_TRUE(done.batchnorm && done.add);
+    EXPECT_FALSE(done.activation) << act;
+    expect_close(y, bn + z);
+  }
+  // A BN with run-time statistics: nothing after the convolution runs inside.
+  OneDnnConv::Fused runtime_bn{true, {}, {}, true, "LeakyRelu", 0.2f};
+  y = OneDnnConv::make(w, p, runtime_bn)->run(x, b, z, done);
+  EXPECT_FALSE(done.batchnorm || done.add || done.activation);
+  expect_close(y, conv);
+}
+
+TEST(BackendOneDnn, ConvolutionDeclinesWhatItCannotRun) {
+  at::Tensor w = torch::randn({4, 4, 3, 3});
+  OneDnnConv::Params p{{1, 1}, {1, 1}, {1, 1}, {1, 1}, 1};
+  EXPECT_FALSE(OneDnnConv::make(w.to(at::kDouble), p, {}));
+  EXPECT_FALSE(OneDnnConv::make(torch::randn({4, 4, 3}), p, {}));              // 1-D
+  EXPECT_FALSE(OneDnnConv::make(w, {{1, 1}, {1, 1}, {1, 1}, {1, 1}, 3}, {}));  // 4 % 3
+  EXPECT_FALSE(OneDnnConv::make(w, {{0, 1}, {1, 1}, {1, 1}, {1, 1}, 1}, {}));  // stride 0
+  EXPECT_FALSE(OneDnnConv::make(w, {{1}, {1, 1}, {1, 1}, {1, 1}, 1}, {}));     // arity
+  auto dnn = OneDnnConv::make(w, p, {});
+  ASSERT_TRUE(dnn);
+  OneDnnConv::Done done;
+  EXPECT_FALSE(dnn->run(torch::randn({1, 5, 4, 4}), {}, {}, done).defined());  // channels
+  EXPECT_FALSE(dnn->run(torch::randn({1, 4, 4, 4}, at::kDouble), {}, {}, done).defined());
+  EXPECT_FALSE(dnn->run(torch::randn({0, 4, 4, 4}), {}, {}, done).defined());  // empty
+  EXPECT_FALSE(dnn->run(torch::randn({1, 4, 4, 4}), torch::randn({3}), {}, done).defined());
+  auto no_pad = OneDnnConv::make(w, {{1, 1}, {1, 1}, {0, 0}, {0, 0}, 1}, {});
+  EXPECT_FALSE(no_pad->run(torch::randn({1, 4, 2, 2}), {}, {}, done).defined());  // 3x3 > 2x2
+}
+
+// ResNet's block, prepared with and without onednn_conv.
+TEST(BackendOneDnn, ResNetBlockOnOneDnnNanInfAndThreads) {
+  torch::manual_seed(23);
+  ir::Model m;
+  m.opsets = {{"", 17}};
+  ir::Graph& g = *m.graph;
+  ir::Value* x = g.add_input("x");
+  auto conv_bn = [&](ir::Value* in, const std::string& name) {
+    ir::Value* c =
+        g.add_node("Conv", {in, g.add_initializer(name + "w", torch::randn({16, 16, 3, 3}) * 0.1)},
+                   {{"pads", ir::AttrValue(ir::Ints{1, 1, 1, 1})}})
+            ->output();
+    c->set_name(name + "c");
+    ir::Value* bn = g.add_node("BatchNormalization",
+                               {c, g.add_initializer(name + "s", torch::rand({16}) + 0.5),
+                                g.add_initializer(name + "b", torch::randn({16})),
+                                g.add_initializer(name + "m", torch::randn({16})),
+                                g.add_initializer(name + "v", torch::rand({16}) + 0.1)},
+                               {})
+                        ->output();
+    bn->set_name(name + "bn");
+    return bn;
+  };
+  ir::Value* r1 = g.add_node("Relu", {conv_bn(x, "a")}, {})->output();
+  r1->set_name("r1");
+  ir::Value* add = g.add_node("Add", {conv_bn(r1, "b"), x}, {})->output();
+  add->set_name("add");
+  ir::Value* y = g.add_node("Relu", {add}, {})->output();
+  y->set_name("y");
+  g.add_output(y);
+  onnx::ModelProto proto = tonnx::model_to_proto(m);
+  tonnx::backend::PrepareOptions fast;
+  fast.onednn_conv = true;
+  auto ref = tonnx::backend::prepare(proto);
+  auto rep = tonnx::backend::prepare(proto, "CPU", fast);
+  at::Tensor in = torch::randn({2, 16, 8, 8});
+  uint64_t before = OneDnnConv::runs();
+  at::Tensor got = rep.run({in})[0];
+  EXPECT_EQ(OneDnnConv::runs() - before, 2u);
+  EXPECT_TRUE(got.is_contiguous());  // outputs come back in the usual layout
+  expect_close(got, ref.run({in})[0]);
+  // NaN and inf flow as in ATen (through the Relu that oneDNN does not run).
+  float inf = std::numeric_limits<float>::infinity();
+  in[0][0][0][0] = std::nanf("");
+  in[1][2][3][4] = inf;
+  in[1][5][6][7] = -inf;
+  at::Tensor want = ref.run({in})[0];
+  got = rep.run({in})[0];
+  expect_close(got, want);
+  EXPECT_GT(want.isnan().sum().item<int64_t>(), 0);
+  EXPECT_EQ(got.isnan().sum().item<int64_t>(), want.isnan().sum().item<int64_t>());
+  EXPECT_EQ(got.isinf().sum().item<int64_t>(), want.isinf().sum().item<int64_t>());
+  // Concurrent runs with different shapes.
+  std::vector<std::thread> threads;
+  std::vector<int> ok(4, 0);
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      at::Tensor xi = torch::full({1 + t % 2, 16, 4 + t, 5}, 0.1f * static_cast<float>(t + 1));
+      at::Tensor wi = ref.run({xi})[0];
+      bool all = true;
+      for (int i = 0; i < 10; ++i) all = all && at::allclose(rep.run({xi})[0], wi, 1e-4, 1e-4);
+      ok[t] = all;
+    });
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < 4; ++t) EXPECT_TRUE(ok[t]) << "thread " << t;
+  // Off by default; SAME_UPPER pads and run-time weights stay on ATen when on.
+  before = OneDnnConv::runs();
+  ref.run({in});
+  EXPECT_EQ(OneDnnConv::runs(), before);
+  ir::Model m2;
+  m2.opsets = {{"", 17}};
+  ir::Graph& g2 = *m2.graph;
+  ir::Value* xin = g2.add_input("x");
+  ir::Value* c1 = g2.add_node("Conv", {xin, g2.add_initializer("w", torch::randn({4, 16, 3, 3}))},
+                              {{"auto_pad", ir::AttrValue(std::string("SAME_UPPER"))},
+                               {"strides", ir::AttrValue(ir::Ints{2, 2})}})
+                      ->output();
+  c1->set_name("same");
+  g2.add_output(c1);
+  ir::Value* c2 = g2.add_node("Conv", {xin, g2.add_input("w_runtime")}, {})->output();
+  c2->set_name("runtime");
+  g2.add_output(c2);
+  auto rep2 = tonnx::backend::prepare(tonnx::model_to_proto(m2), "CPU", fast);
+  at::Tensor w2 = torch::randn({2, 16, 1, 1});
+  auto outs = rep2.run({in, w2});
+  EXPECT_EQ(OneDnnConv::runs(), before);
+  EXPECT_EQ(outs[0].sizes(), (std::vector<int64_t>{2, 4, 4, 4}));
+  expect_close(outs[1], at::conv2d(in, w2));
+}
+
+}  // namespace

@@ -79,6 +79,12 @@ struct PrepareOptions {
   // Runtime does. One pass over the activations less, but results round differently from
   // LibTorch (ResNet-50 on random weights: 1.8e-3 relative); off by default.
   bool fold_batchnorm = false;
+  // Run 2-D Conv on oneDNN with weights reordered once and activations in channels-last
+  // layout from one convolution to the next, with BatchNormalization, Add and LeakyRelu as
+  // post-ops (ResNet-50: 0.85x the default's time). oneDNN sums in another order than
+  // LibTorch: VGG-16 and AlexNet outputs move 3e-5, random-weight ResNet-50 1.2e-3
+  // relative, beyond ONNX's test tolerances (ONNX Runtime: about half that), so off by default.
+  bool onednn_conv = false;
   // Time every node of every run (like ONNX Runtime's enable_profiling); read Rep::profile().
   bool profile = false;
 };

@@ -28,6 +28,8 @@ struct KernelSpec {
   std::vector<at::Tensor> constant_inputs;
   // The model's opset imports (subgraphs are planned with them); null in constant folding.
   const std::vector<ir::OpsetImport>* opsets = nullptr;
+  // PrepareOptions::onednn_conv: Conv may run on oneDNN (rounds differently from LibTorch).
+  bool onednn_conv = false;
 };
 using KernelFactory = std::function<KernelFn(const KernelSpec&)>;
 

@@ -180,12 +180,40 @@ at::Tensor conv_transpose(const ir::Node& n, const ConvTransposeAttrs& a, const 
   return run_conv_transpose(n, a, x, w, b);
 }
 
+// oneDNN's convolution for a 2-D Conv whose weight is an initializer and whose pads do not
+// depend on the input shape (SAME_* stays on ATen). `f` carries FusedConv's stages.
+std::shared_ptr<const OneDnnConv> make_onednn_conv(const KernelSpec& s, const ConvLike& c,
+                                                   int64_t group, OneDnnConv::Fused f) {
+  if (!s.onednn_conv || s.constant_inputs.size() < 2 || !s.constant_inputs[1].defined() ||
+      s.constant_inputs[1].dim() != 4 ||
+      (c.auto_pad != "NOTSET" && c.auto_pad != "VALID" && !c.auto_pad.empty()))
+    return nullptr;
+  OneDnnConv::Params p{c.strides, c.dilations, {}, {}, group};
+  if (!c.pads.empty() && c.auto_pad != "VALID") {
+    if (c.pads.size() != 4) return nullptr;  // ATen's path reports it
+    p.pads_begin.assign(c.pads.begin(), c.pads.begin() + 2);
+    p.pads_end.assign(c.pads.begin() + 2, c.pads.end());
+  }
+  if (!c.kernel.empty() &&
+      c.kernel != std::vector<int64_t>(s.constant_inputs[1].sizes().begin() + 2,
+                                       s.constant_inputs[1].sizes().end()))
+    return nullptr;  // kernel_shape disagrees with W: ATen's path reports it
+  return OneDnnConv::make(s.constant_inputs[1], std::move(p), std::move(f));
+}
+
 TONNX_KERNEL("Conv", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   const ir::Node& n = s.node;
   ConvLike c = parse_conv_like(n);
   int64_t group = n.attr_i("group", 1);
-  return [c, group, &n](const Tensors& in) -> Tensors {
-    return {run_conv(n, c, group, in.at(0), in.at(1), in.size() > 2 ? in[2] : at::Tensor())};
+  auto dnn = make_onednn_conv(s, c, group, {});
+  return [c, group, dnn, &n](const Tensors& in) -> Tensors {
+    at::Tensor b = in.size() > 2 ? in[2] : at::Tensor();
+    if (dnn) {
+      OneDnnConv::Done done;
+      at::Tensor y = dnn->run(in.at(0), b, {}, done);
+      if (y.defined()) return {y};
+    }
+    return {run_conv(n, c, group, in.at(0), in.at(1), b)};
   };
 });
 
@@ -211,6 +239,31 @@ struct FusedActivation {
   }
 };
 
+// BatchNormalization's per-channel x * alpha + beta, computed as ATen 1.13's CPU kernel does
+// (in float: invstd = 1 / sqrt(var + eps), alpha = invstd * scale, beta = bias - mean *
+// alpha), from the FusedConv's inputs 4..7 when all four are float initializers.
+std::pair<at::Tensor, at::Tensor> batchnorm_alpha_beta(const KernelSpec& s, double eps) {
+  if (s.constant_inputs.size() < 8) return {};
+  for (size_t i = 4; i < 8; ++i)
+    if (!s.constant_inputs[i].defined() || s.constant_inputs[i].scalar_type() != at::kFloat ||
+        s.constant_inputs[i].dim() != 1)
+      return {};
+  at::Tensor sc = s.constant_inputs[4].contiguous(), bi = s.constant_inputs[5].contiguous(),
+             mu = s.constant_inputs[6].contiguous(), var = s.constant_inputs[7].contiguous();
+  int64_t c = sc.numel();
+  if (bi.numel() != c || mu.numel() != c || var.numel() != c) return {};
+  at::Tensor alpha = at::empty({c}, at::kFloat), beta = at::empty({c}, at::kFloat);
+  const float *ps = sc.data_ptr<float>(), *pb = bi.data_ptr<float>(), *pm = mu.data_ptr<float>(),
+              *pv = var.data_ptr<float>();
+  float *pa = alpha.data_ptr<float>(), *pbeta = beta.data_ptr<float>();
+  for (int64_t i = 0; i < c; ++i) {
+    float invstd = 1 / std::sqrt(pv[i] + static_cast<float>(eps));
+    pa[i] = invstd * ps[i];
+    pbeta[i] = pb[i] - pm[i] * pa[i];
+  }
+  return {alpha, beta};
+}
+
 // ai.tonnx::FusedConv(X, W, B?, Z?[, scale, bias, mean, var]): Conv, or ConvTranspose with
 // transposed=1; then the inference BatchNormalization when its four inputs are given (with
 // bn_epsilon); then Z when given (Add, in place when the shapes agree); then the activation.
@@ -221,13 +274,33 @@ TONNX_KERNEL_DOMAIN("FusedConv", "ai.tonnx", 1, kAnyOpset, [](const KernelSpec& 
   FusedActivation act(n);
   double eps = n.attr_f("bn_epsilon", 1e-5f);
   auto dnn = transposed ? make_onednn_deconv(s, a) : nullptr;
-  return [a, transposed, act, eps, dnn, &n](const Tensors& in) -> Tensors {
+  std::shared_ptr<const OneDnnConv> dnn_conv;
+  if (!transposed) {
+    OneDnnConv::Fused f;
+    f.batchnorm = n.inputs().size() > 7;
+    if (f.batchnorm) {
+      auto bn = batchnorm_alpha_beta(s, eps);
+      f.bn_alpha = bn.first;
+      f.bn_beta = bn.second;
+    }
+    f.add = n.inputs().size() > 3 && n.input(3) != nullptr;
+    f.activation = act.kind;
+    f.alpha = static_cast<float>(act.alpha);
+    dnn_conv = make_onednn_conv(s, a.c, a.group, std::move(f));
+  }
+  return [a, transposed, act, eps, dnn, dnn_conv, &n](const Tensors& in) -> Tensors {
     at::Tensor b = in.size() > 2 ? in[2] : at::Tensor();
-    at::Tensor y = transposed ? conv_transpose(n, a, dnn.get(), in.at(0), in.at(1), b)
-                              : run_conv(n, a.c, a.group, in.at(0), in.at(1), b);
-    if (in.size() > 7)  // the same call as the BatchNormalization kernel
+    at::Tensor z = in.size() > 3 ? in[3] : at::Tensor();
+    OneDnnConv::Done done;
+    at::Tensor y;
+    if (dnn_conv) y = dnn_conv->run(in.at(0), b, z, done);
+    if (!y.defined())
+      y = transposed ? conv_transpose(n, a, dnn.get(), in.at(0), in.at(1), b)
+                     : run_conv(n, a.c, a.group, in.at(0), in.at(1), b);
+    if (done.activation) return {y};
+    if (in.size() > 7 && !done.batchnorm)  // the same call as the BatchNormalization kernel
       y = at::batch_norm(y, in[4], in[5], in[6], in[7], false, 0.0, eps, false);
-    if (in.size() > 3 && in[3].defined()) {
+    if (in.size() > 3 && in[3].defined() && !done.add) {
       const at::Tensor& z = in[3];
       if (z.sizes() == y.sizes() && z.scalar_type() == y.scalar_type())
         y.add_(z);

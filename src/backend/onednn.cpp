@@ -8,6 +8,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 
 namespace tonnx::backend {
@@ -18,6 +19,7 @@ using Tag = memory::format_tag;
 constexpr auto kF32 = memory::data_type::f32;
 constexpr size_t kMaxCachedShapes = 16;
 std::atomic<uint64_t> g_deconv_runs{0};
+std::atomic<uint64_t> g_conv_runs{0};
 
 const dnnl::engine& cpu_engine() {
   static const dnnl::engine e(dnnl::engine::kind::cpu, 0);
@@ -223,6 +225,209 @@ at::Tensor OneDnnDeconv::Impl::execute(const Entry& entry, const at::Tensor& x,
   if (src_buf.defined()) e->to_src.run(s, user_src, src);
   e->prim.execute(s, args);
   if (dst_buf.defined()) e->from_dst.run(s, dst, user_dst);
+  s.wait();
+  return y;
+}
+
+// ---------------- Conv ----------------
+
+struct OneDnnConv::Impl {
+  at::Tensor weight;  // O x I/group x kh x kw, contiguous float: a copy taken at prepare
+  Params p;
+  Fused f;
+  struct Entry {
+    dnnl::convolution_forward prim;
+    memory::desc src, dst, scratch;  // src and dst NHWC
+    memory weights;
+    std::vector<int64_t> out_sizes;
+    Done done;
+  };
+  mutable std::mutex mu;
+  using Key = std::tuple<std::vector<int64_t>, bool, bool>;  // X's sizes, bias, Z summed
+  mutable std::map<Key, std::shared_ptr<const Entry>> cache;
+
+  std::shared_ptr<const Entry> entry(const at::Tensor& x, bool bias, bool sum) const {
+    Key key{x.sizes().vec(), bias, sum};
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+    if (cache.size() >= kMaxCachedShapes) cache.erase(cache.begin());
+    auto e = build(x, bias, sum);
+    cache.emplace(std::move(key), e);
+    return e;
+  }
+  std::shared_ptr<const Entry> build(const at::Tensor& x, bool bias, bool sum) const;
+  // N x O x OH x OW, or empty where the kernel does not fit in the padded input.
+  std::vector<int64_t> out_sizes(const at::Tensor& x) const {
+    std::vector<int64_t> out{x.size(0), weight.size(0)};
+    for (int64_t i = 0; i < 2; ++i) {
+      int64_t span = x.size(2 + i) + p.pads_begin[i] + p.pads_end[i] -
+                     p.dilations[i] * (weight.size(2 + i) - 1) - 1;
+      if (span < 0) return {};
+      out.push_back(span / p.strides[i] + 1);
+    }
+    return out;
+  }
+  at::Tensor execute(const Entry& e, const at::Tensor& x, const at::Tensor& b,
+                     const at::Tensor& z) const;
+};
+
+std::shared_ptr<const OneDnnConv::Impl::Entry> OneDnnConv::Impl::build(const at::Tensor& x,
+                                                                       bool bias, bool sum) const {
+  const int64_t o = weight.size(0), g = p.group;
+  std::vector<int64_t> out = out_sizes(x);
+  if (out.empty()) return nullptr;  // ATen reports it
+  memory::dims strides, dilates, pad_l, pad_r;
+  for (int64_t i = 0; i < 2; ++i) {
+    strides.push_back(p.strides[i]);
+    dilates.push_back(p.dilations[i] - 1);
+    pad_l.push_back(p.pads_begin[i]);
+    pad_r.push_back(p.pads_end[i]);
+  }
+  try {
+    const dnnl::engine& eng = cpu_engine();
+    auto e = std::make_shared<Entry>();
+    e->out_sizes = out;
+    memory::desc src(dims_of(x.sizes()), kF32, Tag::nhwc), dst(dims_of(out), kF32, Tag::nhwc);
+    memory::dims wdims =
+        g == 1 ? memory::dims{o, weight.size(1), weight.size(2), weight.size(3)}
+               : memory::dims{g, o / g, weight.size(1), weight.size(2), weight.size(3)};
+    // Post-ops, in ONNX's order, up to the first stage oneDNN cannot compute as ATen does.
+    dnnl::post_ops ops;
+    bool chain = true;
+    if (f.batchnorm) {
+      chain = f.bn_alpha.defined();
+      if (chain) {
+        memory::desc per_channel({1, o, 1, 1}, kF32, Tag::nchw);
+        ops.append_binary(dnnl::algorithm::binary_mul, per_channel);
+        ops.append_binary(dnnl::algorithm::binary_add, per_channel);
+        e->done.batchnorm = true;
+      }
+    }
+    if (chain && f.add) {
+      chain = sum;
+      if (chain) {
+        ops.append_sum(1.0f);
+        e->done.add = true;
+      }
+    }
+    // LeakyRelu only: oneDNN's Relu (slope 0) is a max that turns NaN into 0, where ATen's
+    // propagates it; with a slope it computes x * alpha, NaN included, as ATen does.
+    if (chain && f.activation == "LeakyRelu" && f.alpha != 0.0f) {
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, f.alpha, 0.0f);
+      e->done.activation = true;
+    }
+    dnnl::primitive_attr attr = user_scratchpad();
+    attr.set_post_ops(ops);
+    using C = dnnl::convolution_forward;
+    memory::desc w_any(wdims, kF32, Tag::any);
+    auto desc =
+        bias ? C::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
+                       w_any, memory::desc({o}, kF32, Tag::x), dst, strides, dilates, pad_l, pad_r)
+             : C::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
+                       w_any, dst, strides, dilates, pad_l, pad_r);
+    C::primitive_desc pd(desc, attr, eng);
+    e->prim = C(pd);
+    e->src = src;
+    e->dst = dst;
+    e->scratch = pd.scratchpad_desc();
+    for (const auto& [key, other] : cache)  // (entry() holds the lock)
+      if (other && other->weights.get_desc() == pd.weights_desc()) e->weights = other->weights;
+    if (!e->weights) {
+      memory user_w({wdims, kF32, g == 1 ? Tag::oihw : Tag::goihw}, eng, weight.data_ptr());
+      e->weights = memory(pd.weights_desc(), eng);
+      dnnl::stream s(eng);
+      Reorder(user_w.get_desc(), e->weights.get_desc()).run(s, user_w, e->weights);
+    }
+    return e;
+  } catch (const dnnl::error&) {
+    return nullptr;  // a configuration oneDNN does not implement: ATen runs it
+  }
+}
+
+std::shared_ptr<const OneDnnConv> OneDnnConv::make(const at::Tensor& weight, Params p, Fused f) {
+  if (!weight.defined() || weight.scalar_type() != at::kFloat || weight.dim() != 4 ||
+      weight.numel() == 0 || p.group < 1 || weight.size(0) % p.group != 0)
+    return nullptr;
+  auto fill = [](std::vector<int64_t>& v, int64_t dflt) {
+    if (v.empty()) v.assign(2, dflt);
+    return v.size() == 2;
+  };
+  if (!fill(p.strides, 1) || !fill(p.dilations, 1) || !fill(p.pads_begin, 0) ||
+      !fill(p.pads_end, 0))
+    return nullptr;
+  for (size_t i = 0; i < 2; ++i)
+    if (p.strides[i] < 1 || p.dilations[i] < 1 || p.pads_begin[i] < 0 || p.pads_end[i] < 0)
+      return nullptr;
+  if (f.bn_alpha.defined() &&
+      (f.bn_alpha.numel() != weight.size(0) || f.bn_beta.numel() != weight.size(0)))
+    return nullptr;
+  std::shared_ptr<OneDnnConv> r(new OneDnnConv());
+  r->impl_ = std::make_unique<Impl>();
+  r->impl_->weight = weight.contiguous().clone();
+  r->impl_->p = std::move(p);
+  if (f.bn_alpha.defined()) {
+    f.bn_alpha = f.bn_alpha.to(at::kFloat).contiguous().clone();
+    f.bn_beta = f.bn_beta.to(at::kFloat).contiguous().clone();
+  }
+  r->impl_->f = std::move(f);
+  return r;
+}
+
+OneDnnConv::~OneDnnConv() = default;
+
+uint64_t OneDnnConv::runs() { return g_conv_runs.load(); }
+
+at::Tensor OneDnnConv::run(const at::Tensor& x, const at::Tensor& b, const at::Tensor& z,
+                           Done& done) const {
+  const at::Tensor& w = impl_->weight;
+  done = Done{};
+  if (x.scalar_type() != at::kFloat || x.dim() != 4 || x.size(1) != w.size(1) * impl_->p.group ||
+      x.numel() == 0)
+    return {};
+  if (b.defined() && (b.scalar_type() != at::kFloat || b.dim() != 1 || b.size(0) != w.size(0)))
+    return {};
+  // Z is summed in where it has the output's shape and dtype (otherwise it broadcasts: ATen).
+  std::vector<int64_t> out = impl_->out_sizes(x);
+  if (out.empty()) return {};
+  bool sum = impl_->f.add && z.defined() && z.scalar_type() == at::kFloat &&
+             z.sizes() == at::IntArrayRef(out);
+  auto e = impl_->entry(x, b.defined(), sum);
+  if (!e) return {};
+  g_conv_runs.fetch_add(1, std::memory_order_relaxed);
+  try {
+    at::Tensor y = impl_->execute(*e, x, b, z);
+    done = e->done;
+    return y;
+  } catch (const dnnl::error& err) {
+    throw std::runtime_error(std::string("oneDNN convolution failed: ") + err.what());
+  }
+}
+
+at::Tensor OneDnnConv::Impl::execute(const Entry& e, const at::Tensor& x, const at::Tensor& b,
+                                     const at::Tensor& z) const {
+  const dnnl::engine& eng = cpu_engine();
+  at::Tensor xc = x.contiguous(at::MemoryFormat::ChannelsLast);
+  at::Tensor bc = b.defined() ? b.contiguous() : at::Tensor();
+  at::Tensor y = at::empty(e.out_sizes, x.options().memory_format(at::MemoryFormat::ChannelsLast));
+  if (e.done.add) y.copy_(z);  // the sum post-op adds the convolution to what dst holds
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(e.src, eng, xc.data_ptr())},
+                                       {DNNL_ARG_WEIGHTS, e.weights},
+                                       {DNNL_ARG_DST, memory(e.dst, eng, y.data_ptr())}};
+  if (bc.defined())
+    args.emplace(DNNL_ARG_BIAS, memory({{weight.size(0)}, kF32, Tag::x}, eng, bc.data_ptr()));
+  if (e.done.batchnorm) {
+    memory::desc per_channel({1, weight.size(0), 1, 1}, kF32, Tag::nchw);
+    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
+                 memory(per_channel, eng, f.bn_alpha.data_ptr()));
+    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(1) | DNNL_ARG_SRC_1,
+                 memory(per_channel, eng, f.bn_beta.data_ptr()));
+  }
+  at::Tensor scratch_buf;
+  if (e.scratch.get_size() > 0)
+    args.emplace(DNNL_ARG_SCRATCHPAD, scratch_memory(e.scratch, scratch_buf));
+  dnnl::stream s(eng);
+  e.prim.execute(s, args);
   s.wait();
   return y;
 }

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace tonnx::backend {
@@ -37,6 +38,47 @@ class OneDnnDeconv {
  private:
   struct Impl;
   OneDnnDeconv() = default;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Conv (2-D, float, weight an initializer) on oneDNN with the weights reordered once per
+// input shape and the output in channels-last (NHWC) layout, which oneDNN's AVX-512
+// convolutions run fastest and every ATen kernel reads as the same NCHW tensor; a chain of
+// convolutions then hands NHWC from one to the next with no conversion. ATen 1.13 reorders
+// the weights on every call for its oneDNN convolutions and runs 1x1 ones through im2col.
+// The fused stages of FusedConv run inside the primitive as post-ops where oneDNN computes
+// them with the same arithmetic as ATen: BatchNormalization with constant statistics
+// (x * alpha + beta, alpha and beta computed as ATen does), the Add of a same-shape Z (sum)
+// and LeakyRelu; the rest runs after, on ATen (Relu too: oneDNN's turns NaN into 0).
+class OneDnnConv {
+ public:
+  struct Params {
+    std::vector<int64_t> strides, dilations, pads_begin, pads_end;
+    int64_t group = 1;
+  };
+  // The stages after the convolution, in ONNX's order: BN, then Add(Z), then activation.
+  struct Fused {
+    bool batchnorm = false;        // the node has a BN ...
+    at::Tensor bn_alpha, bn_beta;  // ... and these are defined when its inputs are constants
+    bool add = false;              // the node has a Z
+    std::string activation;        // "", Relu, LeakyRelu, Sigmoid, Tanh
+    float alpha = 0.01f;
+  };
+  // Which stages a call ran; the caller runs the rest on ATen, in order.
+  struct Done {
+    bool batchnorm = false, add = false, activation = false;
+  };
+  static std::shared_ptr<const OneDnnConv> make(const at::Tensor& weight, Params p, Fused f);
+  // X, bias B and Z (B and Z may be undefined) -> Y; undefined where X does not fit (then
+  // nothing ran). Post-ops run up to the first stage oneDNN cannot compute as ATen does:
+  // BN with run-time statistics, a Z of another shape (broadcast), Relu, Sigmoid and Tanh.
+  at::Tensor run(const at::Tensor& x, const at::Tensor& b, const at::Tensor& z, Done& done) const;
+  static uint64_t runs();
+  ~OneDnnConv();
+
+ private:
+  struct Impl;
+  OneDnnConv() = default;
   std::unique_ptr<Impl> impl_;
 };
 

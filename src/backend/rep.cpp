@@ -173,7 +173,7 @@ void collect_free_names(const ir::Graph& g, std::vector<std::string>& out,
 }
 
 void build_plan(SubPlan& p, const ir::Graph& g, const std::vector<ir::OpsetImport>& opsets,
-                const std::vector<std::string>& captures) {
+                const std::vector<std::string>& captures, bool onednn_conv) {
   std::unordered_map<const ir::Value*, int> slot;
   auto slot_of = [&](const ir::Value* v) {
     auto it = slot.find(v);
@@ -231,6 +231,7 @@ void build_plan(SubPlan& p, const ir::Graph& g, const std::vector<ir::OpsetImpor
     for (const ir::Value* o : n.outputs()) define(o);
     int op_opset = n.domain().empty() ? default_opset : opset_of(opsets, n.domain());
     KernelSpec spec{n, op_opset, {}, &opsets};
+    spec.onednn_conv = onednn_conv;
     for (const ir::Value* in : n.inputs()) {
       const at::Tensor* c = in ? g.initializer(in) : nullptr;
       spec.constant_inputs.push_back(c ? *c : at::Tensor());
@@ -386,7 +387,7 @@ std::shared_ptr<const SubPlan> plan_subgraph(const ir::Graph& g, const KernelSpe
                                              const std::vector<std::string>& captures) {
   static const std::vector<ir::OpsetImport> none;
   auto p = std::make_shared<SubPlan>();
-  build_plan(*p, g, parent.opsets ? *parent.opsets : none, captures);
+  build_plan(*p, g, parent.opsets ? *parent.opsets : none, captures, parent.onednn_conv);
   return p;
 }
 
@@ -412,7 +413,7 @@ Rep prepare(ir::Model model, const std::string& device, const PrepareOptions& op
     passes::fold_constants(g, opset, false);
     fuse_for_cpu(g, opts.fold_batchnorm);
   }
-  build_plan(plan->graph, g, plan->model.opsets, {});
+  build_plan(plan->graph, g, plan->model.opsets, {}, opts.onednn_conv);
   plan->graph.check_shapes = opts.check_input_shapes;
   if (opts.memory_arena) plan->arena = make_arena();
   if (opts.profile) {
@@ -447,7 +448,13 @@ RunValues Rep::run_values(const RunValues& inputs) const {
     os << ") but " << inputs.size() << " were given";
     throw std::invalid_argument(os.str());
   }
-  return run_plan(plan_->graph, inputs, {});
+  RunValues outs = run_plan(plan_->graph, inputs, {});
+  // oneDNN convolutions hand channels-last tensors on; callers get the usual layout.
+  for (RunValue& v : outs)
+    if (v.is_tensor() && v.tensor().dim() == 4 && !v.tensor().is_contiguous() &&
+        v.tensor().is_contiguous(at::MemoryFormat::ChannelsLast))
+      v = RunValue(v.tensor().contiguous());
+  return outs;
 }
 
 std::vector<at::Tensor> Rep::run(const std::vector<at::Tensor>& inputs) const {

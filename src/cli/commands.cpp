@@ -308,12 +308,14 @@ options:
   --profile              time every node; print the time per op type and the slowest nodes
   --fold-batchnorm       fold BatchNormalization into convolution weights (faster; rounds
                          differently from LibTorch)
+  --onednn-conv          run Conv on oneDNN in channels-last layout (faster on conv nets;
+                         rounds differently from LibTorch)
   --no-optimize          no constant folding or fusions at prepare time
 )";
     return 0;
   }
   Spec spec{{"--test-data", "--output-dir", "--threads", "--repeat", "--rtol", "--atol"},
-            {"--profile", "--fold-batchnorm", "--no-optimize"},
+            {"--profile", "--fold-batchnorm", "--onednn-conv", "--no-optimize"},
             {"--input"}};
   Args a = parse_args(argv, spec);
   if (a.positional.size() != 1) throw UsageError("expected one .onnx file");
@@ -321,6 +323,7 @@ options:
   if (auto v = a.get("--threads")) popt.num_threads = static_cast<int>(parse_int(*v, "--threads"));
   popt.profile = a.has("--profile");
   popt.fold_batchnorm = a.has("--fold-batchnorm");
+  popt.onednn_conv = a.has("--onednn-conv");
   popt.optimize = !a.has("--no-optimize");
   double rtol = a.get("--rtol") ? std::stod(*a.get("--rtol")) : 1e-3;
   double atol = a.get("--atol") ? std::stod(*a.get("--atol")) : 1e-5;
