@@ -483,3 +483,58 @@ TEST(BackendOneDnn, ResNetBlockOnOneDnnNanInfAndThreads) {
 }
 
 }  // namespace
+
+namespace {
+
+// The default Conv path keeps ATen's oneDNN weight reordered once and makes ATen's own call
+// wherever ATen would pick oneDNN: results must equal at::convolution's bit for bit, at one
+// thread and at two (where ATen also sends 1x1 convolutions to oneDNN).
+TEST(BackendOneDnn, PrepackedAtenConvolutionIsBitIdentical) {
+  torch::manual_seed(31);
+  struct Case {
+    int64_t ci, co, k, stride, dilation, pad, group, batch, h;
+  };
+  std::vector<Case> cases = {{64, 64, 3, 1, 1, 1, 1, 1, 14},  {32, 48, 3, 2, 1, 1, 1, 2, 15},
+                             {16, 16, 3, 1, 2, 2, 1, 1, 12},  {16, 32, 3, 1, 1, 1, 4, 1, 8},
+                             {32, 32, 3, 1, 1, 1, 32, 1, 10}, {64, 128, 1, 1, 1, 0, 1, 1, 7},
+                             {3, 16, 7, 2, 1, 3, 1, 1, 32},   {8, 8, 5, 1, 1, 2, 1, 20, 6}};
+  int prev_threads = at::get_num_threads();
+  for (int threads : {1, 2}) {
+    at::set_num_threads(threads);
+    for (const Case& c : cases) {
+      SCOPED_TRACE("threads " + std::to_string(threads) + " ci " + std::to_string(c.ci) + " k " +
+                   std::to_string(c.k) + " group " + std::to_string(c.group));
+      at::Tensor w = torch::randn({c.co, c.ci / c.group, c.k, c.k}), b = torch::randn({c.co});
+      ir::Model m;
+      m.opsets = {{"", 17}};
+      ir::Graph& g = *m.graph;
+      ir::Value* y =
+          g.add_node("Conv",
+                     {g.add_input("x"), g.add_initializer("w", w), g.add_initializer("b", b)},
+                     {{"strides", ir::AttrValue(ir::Ints{c.stride, c.stride})},
+                      {"dilations", ir::AttrValue(ir::Ints{c.dilation, c.dilation})},
+                      {"pads", ir::AttrValue(ir::Ints{c.pad, c.pad, c.pad, c.pad})},
+                      {"group", ir::AttrValue(c.group)}})
+              ->output();
+      y->set_name("y");
+      g.add_output(y);
+      auto rep = tonnx::backend::prepare(tonnx::model_to_proto(m));
+      at::Tensor x = torch::randn({c.batch, c.ci, c.h, c.h});
+      at::Tensor want = at::convolution(x, w, b, {c.stride, c.stride}, {c.pad, c.pad},
+                                        {c.dilation, c.dilation}, false, {0, 0}, c.group);
+      at::Tensor got = rep.run({x})[0];
+      EXPECT_TRUE(at::equal(got, want))
+          << "max abs diff " << (got - want).abs().max().item<double>();
+      // NaN and inf as ATen has them.
+      x[0][0][1][1] = std::nanf("");
+      x[0][c.ci - 1][2][2] = std::numeric_limits<float>::infinity();
+      want = at::convolution(x, w, b, {c.stride, c.stride}, {c.pad, c.pad},
+                             {c.dilation, c.dilation}, false, {0, 0}, c.group);
+      got = rep.run({x})[0];
+      EXPECT_TRUE(at::allclose(got, want, 0, 0, /*equal_nan=*/true));
+    }
+  }
+  at::set_num_threads(prev_threads);
+}
+
+}  // namespace

@@ -6,18 +6,22 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <unordered_set>
 
 namespace tonnx::backend {
 
 namespace {
 // Requests below this go to the system allocator: glibc serves them from its bins cheaply.
 constexpr size_t kMinArenaBytes = 32 * 1024;
-// Every block starts with a header; 64 bytes keep the data at c10's 64-byte alignment.
+// Every arena block starts with a header; 64 bytes keep the data at c10's 64-byte alignment.
+// Other allocations are c10's own (no header), so memory that something allocated before
+// tonnx installed its allocator and frees through it later (oneDNN's tensors free through
+// the current allocator's raw deleter) is freed as c10 would.
 constexpr size_t kHeaderBytes = 64;
 constexpr uint64_t kMagic = 0x746f6e6e78617265ULL;  // "tonnxare"
 
 struct Header {
-  Arena* arena;     // null: a plain allocation
+  Arena* arena;
   size_t capacity;  // usable bytes after the header
   uint64_t magic;
 };
@@ -122,22 +126,44 @@ class Arena {
 };
 
 namespace {
-void delete_block(void* data) {
-  if (!data) return;
-  Header* h = header_of(data);
-  if (h->arena)
-    h->arena->put(data);
-  else
-    system_free(data);
+// The arena blocks handed out and not yet returned: the raw deleter receives pointers from
+// any allocator and must tell arena blocks (with a header) from c10's plain ones.
+std::mutex g_blocks_mu;
+std::unordered_set<void*>& live_blocks() {
+  static auto* s = new std::unordered_set<void*>();  // never destroyed: frees may come late
+  return *s;
 }
 
-// Installed as LibTorch's CPU allocator. Every block carries a header, so one deleter (also
-// the raw deleter) frees any block whether or not an arena served it.
+void delete_block(void* data) {
+  if (!data) return;
+  bool arena_block;
+  {
+    std::lock_guard<std::mutex> lock(g_blocks_mu);
+    arena_block = live_blocks().erase(data) > 0;
+  }
+  if (arena_block)
+    header_of(data)->arena->put(data);
+  else
+    c10::free_cpu(data);
+}
+
+// Installed as LibTorch's CPU allocator: while an ArenaScope is active, requests of
+// kMinArenaBytes or more come from its arena; all others are c10's alloc_cpu / free_cpu.
 struct TonnxCpuAllocator final : c10::Allocator {
   c10::DataPtr allocate(size_t n) const override {
-    if (n == 0) return {nullptr, nullptr, &delete_block, c10::Device(c10::DeviceType::CPU)};
     Arena* a = tls_arena;
-    void* p = (a && n >= kMinArenaBytes) ? a->take(n) : system_alloc(n, nullptr);
+    if (!a || n < kMinArenaBytes) {
+      void* p = n ? c10::alloc_cpu(n) : nullptr;
+      return {p, p, &c10::free_cpu, c10::Device(c10::DeviceType::CPU)};
+    }
+    void* p = a->take(n);
+    try {
+      std::lock_guard<std::mutex> lock(g_blocks_mu);
+      live_blocks().insert(p);
+    } catch (...) {
+      a->put(p);
+      throw;
+    }
     return {p, p, &delete_block, c10::Device(c10::DeviceType::CPU)};
   }
   c10::DeleterFnPtr raw_deleter() const override { return &delete_block; }
