@@ -438,6 +438,23 @@ TEST(BackendArena, ServesRepeatSizesAndCapsWhatItKeeps) {
   EXPECT_EQ(tonnx::backend::arena_stats(*arena).misses, 1u);
 }
 
+TEST(BackendArena, MemoryFromBeforeTheAllocatorIsFreedAsC10Would) {
+  // oneDNN (ideep) tensors free through the current CPU allocator's raw deleter. One made
+  // before tonnx installs its allocator (at the first prepare in a process; ctest runs each
+  // test in its own) must be freed as c10's: this used to crash in free().
+  at::Tensor early = torch::randn({64, 64, 3, 3}).to_mkldnn();
+  G b;
+  b.out(b.op("Relu", {b.in("x")}), "y");
+  Rep rep = tonnx::backend::prepare(tonnx::model_to_proto(b.m));
+  at::Tensor x = torch::randn({64, 1024});
+  EXPECT_TRUE(at::equal(rep.run({x})[0], at::relu(x)));
+  // Made after: served by the new allocator, freed through it too.
+  at::Tensor late = torch::randn({64, 64, 3, 3}).to_mkldnn();
+  EXPECT_EQ(early.to_dense().sizes(), late.to_dense().sizes());
+  early.reset();
+  late.reset();
+}
+
 TEST(BackendArena, ConcurrentRunsOfOneRep) {
   G b;
   ir::Value* x = b.in("x");
