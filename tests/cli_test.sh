@@ -44,13 +44,30 @@ if ls "$dir"/a.onnx "$dir"/.a.onnx* >/dev/null 2>&1; then
   echo "FAIL: a failed export left a file behind"; fails=$((fails + 1))
 fi
 # a good export, then a failed one to the same path: the good file stays
-"$t" export resnet18 -o "$dir/good.onnx" --input-shape 1x3x32x32 >/dev/null
+"$t" export resnet18 -o "$dir/good.onnx" --input-shape 1x3x32x32 --test-data "$dir/data" >/dev/null
 sum=$(md5sum < "$dir/good.onnx")
 "$t" export resnet18 -o "$dir/good.onnx" --input-shape 1x5x32x32 >/dev/null 2>&1
 if [ "$sum" = "$(md5sum < "$dir/good.onnx")" ]; then echo "ok   good_file_untouched"; passes=$((passes + 1)); else echo "FAIL good file was overwritten"; fails=$((fails + 1)); fi
 expect check_ok 0 'valid' -- "$t" check "$dir/good.onnx"
 expect print 0 'onnx::Conv\[dilations=\[1, 1\], group=1, kernel_shape=\[7, 7\].*scope: ResNet/Conv2d\[conv1\]' -- "$t" print "$dir/good.onnx"
 expect symbolics 0 'aten::_convolution	9' -- "$t" symbolics
+# tonnx run: test data, timing, profile, the speed options, inputs and outputs as .pb files
+m="$dir/good.onnx" in0="$dir/data/test_data_set_0/input_0.pb"
+expect run_test_data 0 '^test_data_set_0: output_0 max_abs=0 max_rel=0 pass$' -- "$t" run "$m" --test-data "$dir/data" --threads 1
+expect run_repeat 0 '^median_ms=[0-9.]+$' -- "$t" run "$m" --test-data "$dir/data" --repeat 3 --threads 2
+expect run_profile 0 '^  FusedConv x20: ' -- "$t" run "$m" --test-data "$dir/data" --profile
+expect run_no_optimize 0 '^  Conv x20: ' -- "$t" run "$m" --test-data "$dir/data" --no-optimize --profile
+for opt in --fold-batchnorm --onednn-conv; do
+  expect "run$opt" 0 '1 passed, 0 failed' -- "$t" run "$m" --test-data "$dir/data" "$opt"
+done
+expect run_output_dir 0 'prepare_ms' -- "$t" run "$m" --input "input=$in0" --output-dir "$dir/out"
+# the written output, fed back as test data, matches exactly
+mkdir -p "$dir/round/test_data_set_0" && cp "$in0" "$dir/out/output_0.pb" "$dir/round/test_data_set_0/" 2>/dev/null
+expect run_output_roundtrip 0 'max_abs=0 max_rel=0 pass' -- "$t" run "$m" --test-data "$dir/round"
+expect run_unknown_input 1 "the model has no input named 'nope' \(its inputs: input\)" -- "$t" run "$m" --input "nope=$in0"
+expect run_missing_input 1 "input 'input' is not given \(its inputs: input\)" -- "$t" run "$m"
+expect run_bad_threads 2 "--threads 'x' is not an integer" -- "$t" run "$m" --threads x
+expect run_no_model 1 "cannot open model file '$dir/none.onnx'" -- "$t" run "$dir/none.onnx"
 rm -rf "$dir"
 echo "$passes passed, $fails failed"
 [ "$fails" = 0 ]

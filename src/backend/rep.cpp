@@ -472,16 +472,24 @@ std::vector<at::Tensor> Rep::run(const std::vector<at::Tensor>& inputs) const {
 
 std::vector<at::Tensor> Rep::run(const std::map<std::string, at::Tensor>& named) const {
   const Plan& p = *plan_;
-  std::vector<at::Tensor> inputs;
-  for (const auto& spec : p.graph.inputs) {
-    auto it = named.find(spec.name);
-    if (it == named.end()) throw std::invalid_argument("input '" + spec.name + "' is not given");
-    inputs.push_back(it->second);
-  }
+  auto listing = [&] {
+    std::string names;
+    for (const auto& spec : p.graph.inputs) names += (names.empty() ? "" : ", ") + spec.name;
+    return " (its inputs: " + (names.empty() ? std::string("none") : names) + ")";
+  };
+  // Unknown names first: a misspelt name is the likelier mistake than a forgotten one.
   for (const auto& [name, t] : named) {
     bool known = false;
     for (const auto& spec : p.graph.inputs) known = known || spec.name == name;
-    if (!known) throw std::invalid_argument("the model has no input named '" + name + "'");
+    if (!known)
+      throw std::invalid_argument("the model has no input named '" + name + "'" + listing());
+  }
+  std::vector<at::Tensor> inputs;
+  for (const auto& spec : p.graph.inputs) {
+    auto it = named.find(spec.name);
+    if (it == named.end())
+      throw std::invalid_argument("input '" + spec.name + "' is not given" + listing());
+    inputs.push_back(it->second);
   }
   return run(inputs);
 }
