@@ -2,6 +2,7 @@
 // case that silently fell back to ATen would fail, and through prepare/run.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
+#include <ATen/native/ConvUtils.h>
 
 #include <cmath>
 #include <limits>
@@ -497,10 +498,12 @@ TEST(BackendOneDnn, PrepackedAtenConvolutionIsBitIdentical) {
   std::vector<Case> cases = {{64, 64, 3, 1, 1, 1, 1, 1, 14},  {32, 48, 3, 2, 1, 1, 1, 2, 15},
                              {16, 16, 3, 1, 2, 2, 1, 1, 12},  {16, 32, 3, 1, 1, 1, 4, 1, 8},
                              {32, 32, 3, 1, 1, 1, 32, 1, 10}, {64, 128, 1, 1, 1, 0, 1, 1, 7},
-                             {3, 16, 7, 2, 1, 3, 1, 1, 32},   {8, 8, 5, 1, 1, 2, 1, 20, 6}};
+                             {3, 16, 7, 2, 1, 3, 1, 1, 32},   {8, 8, 5, 1, 1, 2, 1, 20, 6},
+                             {1, 8, 3, 1, 1, 1, 1, 2, 9}};
   int prev_threads = at::get_num_threads();
   for (int threads : {1, 2}) {
     at::set_num_threads(threads);
+    int prepacked = 0;
     for (const Case& c : cases) {
       SCOPED_TRACE("threads " + std::to_string(threads) + " ci " + std::to_string(c.ci) + " k " +
                    std::to_string(c.k) + " group " + std::to_string(c.group));
@@ -522,9 +525,24 @@ TEST(BackendOneDnn, PrepackedAtenConvolutionIsBitIdentical) {
       at::Tensor x = torch::randn({c.batch, c.ci, c.h, c.h});
       at::Tensor want = at::convolution(x, w, b, {c.stride, c.stride}, {c.pad, c.pad},
                                         {c.dilation, c.dilation}, false, {0, 0}, c.group);
+      uint64_t before = tonnx::backend::prepacked_conv_runs();
       at::Tensor got = rep.run({x})[0];
       EXPECT_TRUE(at::equal(got, want))
           << "max abs diff " << (got - want).abs().max().item<double>();
+      // Where ATen itself picks oneDNN (it depends on sizes and threads), the prepacked
+      // weight must have been used; elsewhere ATen's own path runs.
+      bool aten_onednn =
+          at::native::select_conv_backend(x, w, b, {c.stride, c.stride}, {c.pad, c.pad},
+                                          {c.dilation, c.dilation}, false, {0, 0},
+                                          c.group) == at::native::ConvBackend::Mkldnn;
+      EXPECT_EQ(tonnx::backend::prepacked_conv_runs() - before, aten_onednn ? 1u : 0u);
+      prepacked += aten_onednn;
+      if (c.ci == 1) {  // an NHWC [N,1,H,W] input is "contiguous" too; ATen goes channels-last
+        at::Tensor nhwc = x.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+        at::Tensor want_cl = at::convolution(nhwc, w, b, {c.stride, c.stride}, {c.pad, c.pad},
+                                             {c.dilation, c.dilation}, false, {0, 0}, c.group);
+        EXPECT_TRUE(at::equal(rep.run({nhwc})[0], want_cl));
+      }
       // NaN and inf as ATen has them.
       x[0][0][1][1] = std::nanf("");
       x[0][c.ci - 1][2][2] = std::numeric_limits<float>::infinity();
@@ -533,6 +551,7 @@ TEST(BackendOneDnn, PrepackedAtenConvolutionIsBitIdentical) {
       got = rep.run({x})[0];
       EXPECT_TRUE(at::allclose(got, want, 0, 0, /*equal_nan=*/true));
     }
+    EXPECT_GE(prepacked, 5) << "threads " << threads;
   }
   at::set_num_threads(prev_threads);
 }

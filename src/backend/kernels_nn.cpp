@@ -4,6 +4,8 @@
 
 #include <ATen/native/ConvUtils.h>
 
+#include <atomic>
+
 namespace tonnx::backend {
 namespace {
 
@@ -80,18 +82,24 @@ std::vector<int64_t> aten_pad_order(const std::vector<int64_t>& p) {
 // ATen itself would choose that backend for this call (at::native::select_conv_backend: it
 // depends on the shapes and the thread count), makes ATen's own call with it. The primitive
 // is the same, so results are bit-identical to at::convolution's (tests assert it).
-at::Tensor prepack_conv_weight(const KernelSpec& s, int64_t group) {
+std::atomic<uint64_t> g_prepacked_conv_runs{0};
+
+at::Tensor prepack_conv_weight(const KernelSpec& s, const ConvLike& c, int64_t group) {
   if (!at::hasMKLDNN() || s.constant_inputs.size() < 2 || !s.constant_inputs[1].defined())
     return {};
   const at::Tensor& w = s.constant_inputs[1];
   if (w.dim() != 4 || w.scalar_type() != at::kFloat || w.numel() == 0 || group < 1 ||
       w.size(0) % group != 0)
     return {};
+  // The node's geometry, where it is fixed, so that the format is the one the primitive wants.
+  std::vector<int64_t> pad{0, 0}, st = c.stride_vec(2), dil = c.dilation_vec(2);
+  if (c.pads.size() == 4 && symmetric(c.pads) && (c.auto_pad == "NOTSET" || c.auto_pad.empty()))
+    pad = {c.pads[0], c.pads[1]};
+  if (st.size() != 2 || dil.size() != 2) return {};
   try {
-    return at::mkldnn_reorder_conv2d_weight(w.contiguous().to_mkldnn(), {0, 0}, {1, 1}, {1, 1},
-                                            group);
-  } catch (const c10::Error&) {
-    return {};  // ATen reorders per call, as before
+    return at::mkldnn_reorder_conv2d_weight(w.contiguous().to_mkldnn(), pad, st, dil, group);
+  } catch (const std::exception&) {  // c10::Error, or ideep's / oneDNN's own
+    return {};                       // ATen reorders per call, as before
   }
 }
 
@@ -117,13 +125,16 @@ at::Tensor run_conv(const ir::Node& n, const ConvLike& c, int64_t group, at::Ten
   }
   std::vector<int64_t> st = c.stride_vec(d), dil = c.dilation_vec(d), out_pad(d, 0);
   if (w_mkldnn.defined() && d == 2 && x.scalar_type() == at::kFloat && x.is_contiguous() &&
+      x.suggest_memory_format() == at::MemoryFormat::Contiguous &&  // not [N,1,H,W] NHWC
       w.sizes() == w_mkldnn.sizes() &&
       (!b.defined() || (b.scalar_type() == at::kFloat && b.dim() == 1)) &&
       at::native::select_conv_backend(
           x, w, b.defined() ? c10::optional<at::Tensor>(b) : c10::nullopt, st, pad_arg, dil, false,
-          out_pad, group) == at::native::ConvBackend::Mkldnn)
+          out_pad, group) == at::native::ConvBackend::Mkldnn) {
+    g_prepacked_conv_runs.fetch_add(1, std::memory_order_relaxed);
     return at::mkldnn_convolution(x, w_mkldnn, b.defined() ? b.contiguous() : b, pad_arg, st, dil,
                                   group);
+  }
   return at::convolution(x, w, b, st, pad_arg, dil, false, out_pad, group);
 }
 
@@ -239,7 +250,7 @@ TONNX_KERNEL("Conv", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   ConvLike c = parse_conv_like(n);
   int64_t group = n.attr_i("group", 1);
   auto dnn = make_onednn_conv(s, c, group, {});
-  at::Tensor w_mkldnn = dnn ? at::Tensor() : prepack_conv_weight(s, group);
+  at::Tensor w_mkldnn = dnn ? at::Tensor() : prepack_conv_weight(s, c, group);
   return [c, group, dnn, w_mkldnn, &n](const Tensors& in) -> Tensors {
     at::Tensor b = in.size() > 2 ? in[2] : at::Tensor();
     if (dnn) {
@@ -322,7 +333,8 @@ TONNX_KERNEL_DOMAIN("FusedConv", "ai.tonnx", 1, kAnyOpset, [](const KernelSpec& 
     f.alpha = static_cast<float>(act.alpha);
     dnn_conv = make_onednn_conv(s, a.c, a.group, std::move(f));
   }
-  at::Tensor w_mkldnn = transposed || dnn_conv ? at::Tensor() : prepack_conv_weight(s, a.group);
+  at::Tensor w_mkldnn =
+      transposed || dnn_conv ? at::Tensor() : prepack_conv_weight(s, a.c, a.group);
   return [a, transposed, act, eps, dnn, dnn_conv, w_mkldnn, &n](const Tensors& in) -> Tensors {
     at::Tensor b = in.size() > 2 ? in[2] : at::Tensor();
     at::Tensor z = in.size() > 3 ? in[3] : at::Tensor();
@@ -667,4 +679,7 @@ TONNX_KERNEL("ConvTranspose", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn 
 });
 
 }  // namespace
+
+uint64_t prepacked_conv_runs() { return g_prepacked_conv_runs.load(); }
+
 }  // namespace tonnx::backend

@@ -135,6 +135,7 @@ std::shared_ptr<const OneDnnDeconv::Impl::Entry> OneDnnDeconv::Impl::build(const
              : D::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
                        src, w_any, dst, strides, dilates, pad_l, pad_r);
     D::primitive_desc pd(desc, attr, eng);
+    if (std::string(pd.impl_info_str()).find("ref") != std::string::npos) return nullptr;  // slow
     e->prim = D(pd);
     e->src = pd.src_desc();
     e->dst = pd.dst_desc();
@@ -327,6 +328,9 @@ std::shared_ptr<const OneDnnConv::Impl::Entry> OneDnnConv::Impl::build(const at:
              : C::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
                        w_any, dst, strides, dilates, pad_l, pad_r);
     C::primitive_desc pd(desc, attr, eng);
+    // oneDNN falls back to its reference kernels for what its fast ones reject (a post-op
+    // chain, a layout): orders of magnitude slower. ATen is better then.
+    if (std::string(pd.impl_info_str()).find("ref") != std::string::npos) return nullptr;
     e->prim = C(pd);
     e->src = src;
     e->dst = dst;

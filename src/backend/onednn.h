@@ -82,4 +82,8 @@ class OneDnnConv {
   std::unique_ptr<Impl> impl_;
 };
 
+// Calls of ATen's oneDNN convolution with a weight reordered at prepare (kernels_nn.cpp),
+// over all Reps: for tests.
+uint64_t prepacked_conv_runs();
+
 }  // namespace tonnx::backend
