@@ -68,6 +68,37 @@ struct Reorder {
   }
 };
 
+// A node's primitives, one per call signature (input sizes and flags), at most
+// kMaxCachedShapes of them. `build` runs under the lock and may call weights_like().
+template <class Key, class Entry>
+class ShapeCache {
+ public:
+  template <class Build>
+  std::shared_ptr<const Entry> get(const Key& key, Build build) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = map_.find(key);
+    if (it != map_.end()) return it->second;
+    if (map_.size() >= kMaxCachedShapes) map_.erase(map_.begin());
+    auto e = build();
+    map_.emplace(key, e);
+    return e;
+  }
+  // `user` (the weight as PyTorch stores it, at `data`) reordered into `want`: an entry's
+  // copy where one already has that format (shapes often share it), else a new one.
+  memory weights(const memory::desc& want, const memory::desc& user, void* data) const {
+    for (const auto& [key, other] : map_)
+      if (other && other->weights.get_desc() == want) return other->weights;
+    memory user_w(user, cpu_engine(), data), w(want, cpu_engine());
+    dnnl::stream s(cpu_engine());
+    Reorder(user, want).run(s, user_w, w);
+    return w;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::map<Key, std::shared_ptr<const Entry>> map_;
+};
+
 }  // namespace
 
 struct OneDnnDeconv::Impl {
@@ -80,20 +111,12 @@ struct OneDnnDeconv::Impl {
     memory weights;            // shared by the shapes whose primitives want one format
     std::vector<int64_t> out_sizes;
   };
-  mutable std::mutex mu;
-  mutable std::map<std::pair<std::vector<int64_t>, bool>, std::shared_ptr<const Entry>> cache;
+  ShapeCache<std::pair<std::vector<int64_t>, bool>, Entry> cache;  // X's sizes, bias
 
   std::shared_ptr<const Entry> build(const at::Tensor& x, bool bias) const;
   at::Tensor execute(const Entry& e, const at::Tensor& x, const at::Tensor& b) const;
   std::shared_ptr<const Entry> entry(const at::Tensor& x, bool bias) const {
-    std::pair<std::vector<int64_t>, bool> key{x.sizes().vec(), bias};
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = cache.find(key);
-    if (it != cache.end()) return it->second;
-    if (cache.size() >= kMaxCachedShapes) cache.erase(cache.begin());
-    auto e = build(x, bias);
-    cache.emplace(std::move(key), e);
-    return e;
+    return cache.get({x.sizes().vec(), bias}, [&] { return build(x, bias); });
   }
 };
 
@@ -142,15 +165,8 @@ std::shared_ptr<const OneDnnDeconv::Impl::Entry> OneDnnDeconv::Impl::build(const
     e->scratch = pd.scratchpad_desc();
     if (e->src != e->user_src) e->to_src = Reorder(e->user_src, e->src);
     if (e->dst != e->user_dst) e->from_dst = Reorder(e->dst, e->user_dst);
-    for (const auto& [key, other] : cache)  // (entry() holds the lock)
-      if (other && other->weights.get_desc() == pd.weights_desc()) e->weights = other->weights;
-    if (!e->weights) {
-      memory user_w({wdims, kF32, torch_deconv_weight_tag(rank)}, eng, weight.data_ptr());
-      e->weights = memory(pd.weights_desc(), eng);
-      dnnl::stream s(eng);
-      Reorder(user_w.get_desc(), e->weights.get_desc()).run(s, user_w, e->weights);
-      s.wait();
-    }
+    e->weights = cache.weights(pd.weights_desc(), {wdims, kF32, torch_deconv_weight_tag(rank)},
+                               weight.data_ptr());
     return e;
   } catch (const dnnl::error&) {
     return nullptr;  // a configuration oneDNN does not implement: ATen runs it
@@ -243,19 +259,11 @@ struct OneDnnConv::Impl {
     std::vector<int64_t> out_sizes;
     Done done;
   };
-  mutable std::mutex mu;
-  using Key = std::tuple<std::vector<int64_t>, bool, bool>;  // X's sizes, bias, Z summed
-  mutable std::map<Key, std::shared_ptr<const Entry>> cache;
+  // X's sizes, bias, Z summed
+  ShapeCache<std::tuple<std::vector<int64_t>, bool, bool>, Entry> cache;
 
   std::shared_ptr<const Entry> entry(const at::Tensor& x, bool bias, bool sum) const {
-    Key key{x.sizes().vec(), bias, sum};
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = cache.find(key);
-    if (it != cache.end()) return it->second;
-    if (cache.size() >= kMaxCachedShapes) cache.erase(cache.begin());
-    auto e = build(x, bias, sum);
-    cache.emplace(std::move(key), e);
-    return e;
+    return cache.get({x.sizes().vec(), bias, sum}, [&] { return build(x, bias, sum); });
   }
   std::shared_ptr<const Entry> build(const at::Tensor& x, bool bias, bool sum) const;
   // N x O x OH x OW, or empty where the kernel does not fit in the padded input.
@@ -335,14 +343,8 @@ std::shared_ptr<const OneDnnConv::Impl::Entry> OneDnnConv::Impl::build(const at:
     e->src = src;
     e->dst = dst;
     e->scratch = pd.scratchpad_desc();
-    for (const auto& [key, other] : cache)  // (entry() holds the lock)
-      if (other && other->weights.get_desc() == pd.weights_desc()) e->weights = other->weights;
-    if (!e->weights) {
-      memory user_w({wdims, kF32, g == 1 ? Tag::oihw : Tag::goihw}, eng, weight.data_ptr());
-      e->weights = memory(pd.weights_desc(), eng);
-      dnnl::stream s(eng);
-      Reorder(user_w.get_desc(), e->weights.get_desc()).run(s, user_w, e->weights);
-    }
+    e->weights = cache.weights(pd.weights_desc(), {wdims, kF32, g == 1 ? Tag::oihw : Tag::goihw},
+                               weight.data_ptr());
     return e;
   } catch (const dnnl::error&) {
     return nullptr;  // a configuration oneDNN does not implement: ATen runs it
