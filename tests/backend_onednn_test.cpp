@@ -5,6 +5,7 @@
 #include <ATen/native/ConvUtils.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <thread>
 
@@ -38,6 +39,32 @@ void expect_close(const at::Tensor& got, const at::Tensor& want, double rtol = 1
   ASSERT_EQ(got.scalar_type(), want.scalar_type());
   EXPECT_TRUE(at::allclose(got, want, rtol, atol, /*equal_nan=*/true))
       << "max abs diff " << (got - want).abs().nan_to_num(0, 0, 0).max().item<double>();
+}
+
+// NaN and inf reach exactly the outputs they reach in the oracle's result.
+void expect_same_non_finite(const at::Tensor& got, const at::Tensor& want) {
+  expect_close(got, want);
+  EXPECT_GT(want.isnan().sum().item<int64_t>(), 0);
+  EXPECT_EQ(got.isnan().sum().item<int64_t>(), want.isnan().sum().item<int64_t>());
+  EXPECT_EQ(got.isinf().sum().item<int64_t>(), want.isinf().sum().item<int64_t>());
+}
+
+// Four threads run one Rep ten times each, thread t on input_of(t) (different shapes share
+// the primitive cache); every output must match want_of(input).
+void expect_concurrent_runs(const tonnx::backend::Rep& rep,
+                            const std::function<at::Tensor(int)>& input_of,
+                            const std::function<at::Tensor(const at::Tensor&)>& want_of) {
+  std::vector<std::thread> threads;
+  std::vector<int> ok(4, 0);
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      at::Tensor xi = input_of(t), wi = want_of(xi);
+      bool all = true;
+      for (int i = 0; i < 10; ++i) all = all && at::allclose(rep.run({xi})[0], wi, 1e-4, 1e-4);
+      ok[t] = all;
+    });
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < 4; ++t) EXPECT_TRUE(ok[t]) << "thread " << t;
 }
 
 struct DeconvCase {
@@ -186,24 +213,13 @@ TEST(BackendOneDnn, ConvTransposeInAModelAcrossShapesNanInfAndThreads) {
     x[0][0][0][0] = std::nanf("");
     x[0][3][2][1] = inf;
     x[0][5][3][3] = -inf;
-    at::Tensor got = rep.run({x})[0], want = at::relu(aten_deconv(x, w, {}, p));
-    expect_close(got, want);
-    EXPECT_GT(got.isnan().sum().item<int64_t>(), 0);
-    EXPECT_EQ(got.isnan().sum().item<int64_t>(), want.isnan().sum().item<int64_t>());
-    EXPECT_EQ(got.isinf().sum().item<int64_t>(), want.isinf().sum().item<int64_t>());
-    // Concurrent runs of one Rep with different shapes share the primitive cache.
-    std::vector<std::thread> threads;
-    std::vector<int> ok(4, 0);
-    for (int t = 0; t < 4; ++t)
-      threads.emplace_back([&, t] {
-        at::Tensor xi = torch::full({1 + t % 2, 16, 3 + t, 4}, 0.25f * static_cast<float>(t + 1));
-        at::Tensor wi = at::relu(aten_deconv(xi, w, {}, p));
-        bool all = true;
-        for (int i = 0; i < 10; ++i) all = all && at::allclose(rep.run({xi})[0], wi, 1e-4, 1e-4);
-        ok[t] = all;
-      });
-    for (auto& th : threads) th.join();
-    for (int t = 0; t < 4; ++t) EXPECT_TRUE(ok[t]) << "thread " << t;
+    expect_same_non_finite(rep.run({x})[0], at::relu(aten_deconv(x, w, {}, p)));
+    expect_concurrent_runs(
+        rep,
+        [](int t) {
+          return torch::full({1 + t % 2, 16, 3 + t, 4}, 0.25f * static_cast<float>(t + 1));
+        },
+        [&](const at::Tensor& xi) { return at::relu(aten_deconv(xi, w, {}, p)); });
     EXPECT_GE(OneDnnDeconv::runs() - before, 44u);  // every run above was oneDNN's
   }
 }
@@ -439,25 +455,13 @@ TEST(BackendOneDnn, ResNetBlockOnOneDnnNanInfAndThreads) {
   in[0][0][0][0] = std::nanf("");
   in[1][2][3][4] = inf;
   in[1][5][6][7] = -inf;
-  at::Tensor want = ref.run({in})[0];
-  got = rep.run({in})[0];
-  expect_close(got, want);
-  EXPECT_GT(want.isnan().sum().item<int64_t>(), 0);
-  EXPECT_EQ(got.isnan().sum().item<int64_t>(), want.isnan().sum().item<int64_t>());
-  EXPECT_EQ(got.isinf().sum().item<int64_t>(), want.isinf().sum().item<int64_t>());
-  // Concurrent runs with different shapes.
-  std::vector<std::thread> threads;
-  std::vector<int> ok(4, 0);
-  for (int t = 0; t < 4; ++t)
-    threads.emplace_back([&, t] {
-      at::Tensor xi = torch::full({1 + t % 2, 16, 4 + t, 5}, 0.1f * static_cast<float>(t + 1));
-      at::Tensor wi = ref.run({xi})[0];
-      bool all = true;
-      for (int i = 0; i < 10; ++i) all = all && at::allclose(rep.run({xi})[0], wi, 1e-4, 1e-4);
-      ok[t] = all;
-    });
-  for (auto& th : threads) th.join();
-  for (int t = 0; t < 4; ++t) EXPECT_TRUE(ok[t]) << "thread " << t;
+  expect_same_non_finite(rep.run({in})[0], ref.run({in})[0]);
+  expect_concurrent_runs(
+      rep,
+      [](int t) {
+        return torch::full({1 + t % 2, 16, 4 + t, 5}, 0.1f * static_cast<float>(t + 1));
+      },
+      [&](const at::Tensor& xi) { return ref.run({xi})[0]; });
   // Off by default; SAME_UPPER pads and run-time weights stay on ATen when on.
   before = OneDnnConv::runs();
   ref.run({in});
