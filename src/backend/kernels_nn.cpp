@@ -36,6 +36,15 @@ struct ConvLike {
     }
     return p;
   }
+  // The pads attribute as begins and ends for `d` spatial dims (empty: none given); false
+  // where it has another length (the kernel's own path reports that).
+  bool split_pads(size_t d, std::vector<int64_t>& begins, std::vector<int64_t>& ends) const {
+    if (pads.empty()) return true;
+    if (pads.size() != 2 * d) return false;
+    begins.assign(pads.begin(), pads.begin() + d);
+    ends.assign(pads.begin() + d, pads.end());
+    return true;
+  }
   int64_t stride(size_t i) const { return strides.empty() ? 1 : strides.at(i); }
   int64_t dilation(size_t i) const { return dilations.empty() ? 1 : dilations.at(i); }
   std::vector<int64_t> stride_vec(size_t d) const {
@@ -207,11 +216,7 @@ std::shared_ptr<const OneDnnDeconv> make_onednn_deconv(const KernelSpec& s,
   const at::Tensor& w = s.constant_inputs[1];
   size_t d = w.dim() > 2 ? static_cast<size_t>(w.dim() - 2) : 0;
   OneDnnDeconv::Params p{a.c.strides, a.c.dilations, {}, {}, a.output_padding};
-  if (!a.c.pads.empty()) {
-    if (a.c.pads.size() != 2 * d) return nullptr;  // ATen's path reports it
-    p.pads_begin.assign(a.c.pads.begin(), a.c.pads.begin() + d);
-    p.pads_end.assign(a.c.pads.begin() + d, a.c.pads.end());
-  }
+  if (!a.c.split_pads(d, p.pads_begin, p.pads_end)) return nullptr;
   return OneDnnDeconv::make(w, a.group, std::move(p));
 }
 
@@ -233,11 +238,7 @@ std::shared_ptr<const OneDnnConv> make_onednn_conv(const KernelSpec& s, const Co
       (c.auto_pad != "NOTSET" && c.auto_pad != "VALID" && !c.auto_pad.empty()))
     return nullptr;
   OneDnnConv::Params p{c.strides, c.dilations, {}, {}, group};
-  if (!c.pads.empty() && c.auto_pad != "VALID") {
-    if (c.pads.size() != 4) return nullptr;  // ATen's path reports it
-    p.pads_begin.assign(c.pads.begin(), c.pads.begin() + 2);
-    p.pads_end.assign(c.pads.begin() + 2, c.pads.end());
-  }
+  if (c.auto_pad != "VALID" && !c.split_pads(2, p.pads_begin, p.pads_end)) return nullptr;
   if (!c.kernel.empty() &&
       c.kernel != std::vector<int64_t>(s.constant_inputs[1].sizes().begin() + 2,
                                        s.constant_inputs[1].sizes().end()))

@@ -28,6 +28,12 @@ const dnnl::engine& cpu_engine() {
 
 memory::dims dims_of(at::IntArrayRef s) { return memory::dims(s.begin(), s.end()); }
 
+// A parameter given per spatial dim, or empty for `dflt` on each; false for another length.
+bool per_dim(std::vector<int64_t>& v, size_t d, int64_t dflt) {
+  if (v.empty()) v.assign(d, dflt);
+  return v.size() == d;
+}
+
 Tag plain_tag(int64_t rank) { return rank == 3 ? Tag::ncw : rank == 4 ? Tag::nchw : Tag::ncdhw; }
 // PyTorch's ConvTranspose weight is Ci x Co x k...; oneDNN names dims (o, i, k...).
 Tag torch_deconv_weight_tag(int64_t rank) {
@@ -179,12 +185,8 @@ std::shared_ptr<const OneDnnDeconv> OneDnnDeconv::make(const at::Tensor& weight,
       weight.dim() > 5 || weight.numel() == 0 || group != 1)
     return nullptr;
   size_t d = static_cast<size_t>(weight.dim() - 2);
-  auto fill = [d](std::vector<int64_t>& v, int64_t dflt) {
-    if (v.empty()) v.assign(d, dflt);
-    return v.size() == d;
-  };
-  if (!fill(p.strides, 1) || !fill(p.dilations, 1) || !fill(p.pads_begin, 0) ||
-      !fill(p.pads_end, 0) || !fill(p.output_padding, 0))
+  if (!per_dim(p.strides, d, 1) || !per_dim(p.dilations, d, 1) || !per_dim(p.pads_begin, d, 0) ||
+      !per_dim(p.pads_end, d, 0) || !per_dim(p.output_padding, d, 0))
     return nullptr;
   for (size_t i = 0; i < d; ++i)
     if (p.strides[i] < 1 || p.dilations[i] < 1 || p.pads_begin[i] < 0 || p.output_padding[i] < 0 ||
@@ -223,7 +225,6 @@ uint64_t OneDnnDeconv::runs() { return g_deconv_runs.load(); }
 
 at::Tensor OneDnnDeconv::Impl::execute(const Entry& entry, const at::Tensor& x,
                                        const at::Tensor& b) const {
-  const at::Tensor& w = weight;
   const Entry* e = &entry;
   const dnnl::engine& eng = cpu_engine();
   at::Tensor xc = x.contiguous(), bc = b.defined() ? b.contiguous() : at::Tensor();
@@ -235,7 +236,7 @@ at::Tensor OneDnnDeconv::Impl::execute(const Entry& entry, const at::Tensor& x,
   std::unordered_map<int, memory> args{
       {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, e->weights}, {DNNL_ARG_DST, dst}};
   if (bc.defined())
-    args.emplace(DNNL_ARG_BIAS, memory({{w.size(1)}, kF32, Tag::x}, eng, bc.data_ptr()));
+    args.emplace(DNNL_ARG_BIAS, memory({{weight.size(1)}, kF32, Tag::x}, eng, bc.data_ptr()));
   if (e->scratch.get_size() > 0)
     args.emplace(DNNL_ARG_SCRATCHPAD, scratch_memory(e->scratch, scratch_buf));
   dnnl::stream s(eng);
@@ -355,12 +356,8 @@ std::shared_ptr<const OneDnnConv> OneDnnConv::make(const at::Tensor& weight, Par
   if (!weight.defined() || weight.scalar_type() != at::kFloat || weight.dim() != 4 ||
       weight.numel() == 0 || p.group < 1 || weight.size(0) % p.group != 0)
     return nullptr;
-  auto fill = [](std::vector<int64_t>& v, int64_t dflt) {
-    if (v.empty()) v.assign(2, dflt);
-    return v.size() == 2;
-  };
-  if (!fill(p.strides, 1) || !fill(p.dilations, 1) || !fill(p.pads_begin, 0) ||
-      !fill(p.pads_end, 0))
+  if (!per_dim(p.strides, 2, 1) || !per_dim(p.dilations, 2, 1) || !per_dim(p.pads_begin, 2, 0) ||
+      !per_dim(p.pads_end, 2, 0))
     return nullptr;
   for (size_t i = 0; i < 2; ++i)
     if (p.strides[i] < 1 || p.dilations[i] < 1 || p.pads_begin[i] < 0 || p.pads_end[i] < 0)
