@@ -11,6 +11,7 @@
 
 #include "backend/arena.h"
 #include "tonnx/backend.h"
+#include "tonnx/compare.h"
 #include "tonnx/ir.h"
 #include "tonnx/proto.h"
 
@@ -70,10 +71,8 @@ bool has(const std::vector<std::string>& ops, const std::string& op) {
 
 void expect_close(const at::Tensor& got, const at::Tensor& want, double rtol = 1e-5,
                   double atol = 1e-5) {
-  ASSERT_EQ(got.sizes(), want.sizes());
-  ASSERT_EQ(got.scalar_type(), want.scalar_type());
-  EXPECT_TRUE(at::allclose(got, want, rtol, atol, /*equal_nan=*/true))
-      << "max abs diff " << (got - want).abs().max().item<double>();
+  tonnx::Comparison c = tonnx::compare(got, want, {rtol, atol});
+  EXPECT_TRUE(c.ok) << c.mismatch << ", max abs diff " << c.max_abs;
 }
 
 ir::Attr ints(const std::string& n, ir::Ints v) { return {n, ir::AttrValue(std::move(v))}; }

@@ -11,6 +11,7 @@
 
 #include "backend/onednn.h"
 #include "tonnx/backend.h"
+#include "tonnx/compare.h"
 #include "tonnx/ir.h"
 #include "tonnx/proto.h"
 
@@ -34,11 +35,8 @@ at::Tensor aten_deconv(const at::Tensor& x, const at::Tensor& w, const at::Tenso
 
 void expect_close(const at::Tensor& got, const at::Tensor& want, double rtol = 1e-4,
                   double atol = 1e-4) {
-  ASSERT_TRUE(got.defined());
-  ASSERT_EQ(got.sizes(), want.sizes());
-  ASSERT_EQ(got.scalar_type(), want.scalar_type());
-  EXPECT_TRUE(at::allclose(got, want, rtol, atol, /*equal_nan=*/true))
-      << "max abs diff " << (got - want).abs().nan_to_num(0, 0, 0).max().item<double>();
+  tonnx::Comparison c = tonnx::compare(got, want, {rtol, atol});
+  EXPECT_TRUE(c.ok) << c.mismatch << ", max abs diff " << c.max_abs;
 }
 
 // NaN and inf reach exactly the outputs they reach in the oracle's result.
@@ -366,7 +364,8 @@ TEST(BackendOneDnn, ConvolutionPostOpsStopAtTheFirstStageTheyCannotMatch) {
   at::Tensor z = torch::randn({2, 16, 6, 6});
   OneDnnConv::Done done;
   // BN, Z and LeakyRelu all inside.
-  OneDnnConv::Fused all{true, alpha, beta, true, "LeakyRelu", 0.2f};
+  using Act = tonnx::passes::FusedActivation;
+  OneDnnConv::Fused all{true, alpha, beta, true, Act::LeakyRelu, 0.2f};
   at::Tensor y = OneDnnConv::make(w, p, all)->run(x, b, z, done);
   EXPECT_TRUE(done.batchnorm && done.add && done.activation);
   expect_close(y, at::leaky_relu(bn + z, 0.2));
@@ -376,15 +375,15 @@ TEST(BackendOneDnn, ConvolutionPostOpsStopAtTheFirstStageTheyCannotMatch) {
   EXPECT_FALSE(done.add || done.activation);
   expect_close(y, bn);
   // Relu is left to ATen (oneDNN's turns NaN into 0); so are Sigmoid and Tanh.
-  for (const char* act : {"Relu", "Sigmoid", "Tanh"}) {
+  for (Act act : {Act::Relu, Act::Sigmoid, Act::Tanh}) {
     OneDnnConv::Fused f{true, alpha, beta, true, act, 0.01f};
     y = OneDnnConv::make(w, p, f)->run(x, b, z, done);
     EXPECT_TRUE(done.batchnorm && done.add);
-    EXPECT_FALSE(done.activation) << act;
+    EXPECT_FALSE(done.activation) << static_cast<int>(act);
     expect_close(y, bn + z);
   }
   // A BN with run-time statistics: nothing after the convolution runs inside.
-  OneDnnConv::Fused runtime_bn{true, {}, {}, true, "LeakyRelu", 0.2f};
+  OneDnnConv::Fused runtime_bn{true, {}, {}, true, Act::LeakyRelu, 0.2f};
   y = OneDnnConv::make(w, p, runtime_bn)->run(x, b, z, done);
   EXPECT_FALSE(done.batchnorm || done.add || done.activation);
   expect_close(y, conv);

@@ -5,9 +5,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "tonnx/backend.h"
-#include "export/emitted.h"
 #include "test_config.h"
+#include "tonnx/backend.h"
+#include "tonnx/compare.h"
+#include "tonnx/coverage.h"
 #include "tonnx/proto.h"
 
 namespace tonnx::test {
@@ -19,14 +20,13 @@ namespace {
 class RecordEmitted : public ::testing::Environment {
  public:
   void SetUp() override {
-    if (std::getenv("TONNX_RECORD_EMITTED")) detail::set_emitted_recording(true);
+    if (std::getenv("TONNX_RECORD_EMITTED")) set_emitted_recording(true);
   }
   void TearDown() override {
     const char* path = std::getenv("TONNX_RECORD_EMITTED");
     if (!path) return;
-    std::ofstream out(path);
-    for (const auto& r : detail::emitted_records())
-      out << r.aten_kind << "\t" << r.opset << "\t" << r.onnx_op << "\n";
+    std::remove(path);  // the file holds this run's records only
+    append_emitted_records(path, emitted_records());
   }
 };
 const auto* const kRecordEmitted [[maybe_unused]] =
@@ -66,24 +66,12 @@ RunResult run_ort(const std::string& model, const std::string& data_dir, double 
                      std::to_string(atol));
 }
 
-namespace {
 void expect_close(const at::Tensor& got, const at::Tensor& want, Tolerance tol,
                   const std::string& what) {
-  ASSERT_EQ(got.scalar_type(), want.scalar_type()) << what;
-  ASSERT_EQ(got.sizes(), want.sizes()) << what;
-  if (want.numel() == 0) return;
-  if (at::isFloatingType(want.scalar_type())) {
-    at::Tensor g = got.to(at::kDouble), w = want.to(at::kDouble);
-    at::Tensor ok =
-        ((g - w).abs() <= tol.atol + tol.rtol * w.abs()) | (g == w) | (at::isnan(g) & at::isnan(w));
-    EXPECT_TRUE(ok.all().item<bool>())
-        << what << ": max abs diff " << (g - w).abs().nan_to_num(0).max().item<double>()
-        << "\n got " << got << "\n want " << want;
-  } else {
-    EXPECT_TRUE(at::equal(got, want)) << what << "\n got " << got << "\n want " << want;
-  }
+  Comparison c = compare(got, want, tol);
+  EXPECT_TRUE(c.ok) << what << ": " << c.mismatch << ", max abs diff " << c.max_abs << "\n got "
+                    << got << "\n want " << want;
 }
-}  // namespace
 
 std::string expect_export_matches(const Traceable& model, const std::vector<torch::Tensor>& inputs,
                                   const ExportOptions& opt, const std::string& name,

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tonnx/compare.h"
 #include "tonnx/export.h"
 
 namespace tonnx::test {
@@ -26,9 +27,10 @@ RunResult run_command(const std::string& cmd);
 RunResult run_ort(const std::string& model, const std::string& data_dir, double rtol = 1e-3,
                   double atol = 1e-5);
 
-struct Tolerance {
-  double rtol = 1e-3, atol = 1e-5;
-};
+// Asserts (gtest) that `got` matches `want` by tonnx::compare: same dtype and shape, values
+// within `tol`, NaN equal to NaN.
+void expect_close(const at::Tensor& got, const at::Tensor& want, Tolerance tol,
+                  const std::string& what);
 
 // Exports `model` on `inputs` at opt.opset_version, checks the file, then asserts that tonnx's
 // backend and ONNX Runtime both reproduce the LibTorch outputs. Returns the .onnx path.

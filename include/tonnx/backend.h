@@ -12,6 +12,7 @@
 #include <initializer_list>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <variant>
 #include <vector>
@@ -19,6 +20,31 @@
 #include "tonnx/ir.h"
 
 namespace tonnx::backend {
+
+// "Conv node 'conv1'": how the backend names a node in messages and profiles.
+std::string node_label(const ir::Node& n);
+
+// An error of prepare or run about one node: what() starts with the node's label, then says
+// what is wrong with which value and what was expected ("Gather node 'g': index 7 is out of
+// range for axis 0 of size 3"). Errors about the model as a whole (inputs, missing kernels)
+// are std::invalid_argument or std::runtime_error.
+class BackendError : public std::runtime_error {
+ public:
+  // "<label>: what"
+  BackendError(const ir::Node& node, const std::string& what);
+  // "<label> failed: cause": a failure inside the node's computation (an ATen error, a
+  // node of a subgraph the node runs).
+  static BackendError failed(const ir::Node& node, const std::string& cause);
+  const std::string& op_type() const { return op_type_; }
+  const std::string& node_name() const { return node_name_; }
+  // The node itself; valid while the model it belongs to (the Rep) lives.
+  const ir::Node* node() const { return node_; }
+
+ private:
+  BackendError(const ir::Node& node, std::string message, int);
+  const ir::Node* node_;
+  std::string op_type_, node_name_;
+};
 
 // A tensor of strings (ATen has no string dtype): row-major data and its shape.
 struct StringTensor {
@@ -97,6 +123,10 @@ struct NodeProfile {
   int64_t calls = 0;
 };
 
+// Totals per op type, then the ten slowest nodes; times per run (averaged over all runs).
+// Empty when nothing was profiled.
+std::string profile_report(const std::vector<NodeProfile>& profile);
+
 struct Plan;
 
 class Rep {
@@ -127,6 +157,20 @@ Rep prepare(const std::string& path, const std::string& device = "CPU", const Pr
 Rep prepare(const onnx::ModelProto& model, const std::string& device = "CPU",
             const PrepareOptions& = {}, const std::string& base_dir = {});
 Rep prepare(ir::Model model, const std::string& device = "CPU", const PrepareOptions& = {});
+
+// Evaluates nodes whose inputs are all known (initializers, Constant outputs) with the
+// backend's kernels, so that export and run agree on semantics, and replaces their outputs
+// with initializers. With fold_shapes, Shape of a value whose shape is fully static folds too.
+// Skips non-deterministic ops, nodes with subgraphs, graph outputs, and results that would
+// blow a small input up into a large constant. Returns the nodes folded.
+size_t fold_constants(ir::Graph& g, int opset, bool fold_shapes);
+
+// A registered kernel: the ONNX op, its domain ("" is ai.onnx) and its opset range.
+struct KernelInfo {
+  std::string op_type, domain;
+  int since, until;  // until is INT_MAX for "any later opset"
+};
+std::vector<KernelInfo> registered_kernels();
 
 // "CPU" only: Debian's LibTorch is built without CUDA.
 bool supports_device(const std::string& device);

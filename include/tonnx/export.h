@@ -31,6 +31,8 @@ enum class OperatorExportTypes { ONNX, ONNX_ATEN_FALLBACK, ONNX_FALLTHROUGH };
 constexpr int kMinOpset = 9;
 constexpr int kMaxOpset = 17;
 constexpr int kDefaultOpset = 17;
+// kMinOpset..kMaxOpset: the opsets tonnx exports (libonnx 1.12 knows up to 17).
+constexpr bool is_supported_opset(int v) { return v >= kMinOpset && v <= kMaxOpset; }
 
 struct ExportOptions {
   bool export_params = true;

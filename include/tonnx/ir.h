@@ -111,7 +111,6 @@ class AttrValue {
   const Ints& ints() const;
   const Floats& floats() const;
   const Strings& strings() const;
-  std::string str() const;  // as printed in a graph: [1, 1], 0.5, "x"
 
  private:
   std::variant<int64_t, float, std::string, at::Tensor, std::shared_ptr<Graph>, Ints, Floats,
@@ -156,6 +155,8 @@ class Node {
   Floats attr_floats(const std::string& name, const Floats& dflt = {}) const;
 
   Graph* owner() const { return graph_; }
+  // True when an attribute holds a graph (If, Loop, Scan bodies).
+  bool has_subgraphs() const;
 
  private:
   friend class Graph;
@@ -214,10 +215,20 @@ class Graph {
   std::unordered_map<const Value*, size_t> init_index_;
 };
 
+// The default domain is always "" in the IR: the reader maps "ai.onnx" to "".
 struct OpsetImport {
   std::string domain;
   int64_t version;
 };
+// The version `opsets` import for `domain`, or -1 when it is not imported.
+int64_t opset_version(const std::vector<OpsetImport>& opsets, const std::string& domain);
+
+// True when any node of `g` (not looking inside subgraphs) has a subgraph.
+bool has_subgraphs(const Graph& g);
+
+// `axis` in [-rank, rank) as an index in [0, rank); nullopt when out of range. Callers say
+// what the axis belongs to in their own error.
+std::optional<int64_t> normalize_axis(int64_t axis, int64_t rank);
 
 struct Model {
   int64_t ir_version = 8;
@@ -227,7 +238,6 @@ struct Model {
   std::string doc;
   std::map<std::string, std::string> metadata;
   std::shared_ptr<Graph> graph = std::make_shared<Graph>();
-  int64_t opset(const std::string& domain = {}) const;  // -1 when not imported
 };
 
 }  // namespace tonnx::ir

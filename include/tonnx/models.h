@@ -67,6 +67,10 @@ const std::vector<ZooEntry>& zoo();
 // Throws std::invalid_argument naming the known models.
 const ZooEntry& find_model(const std::string& name);
 int64_t parameter_count(const Traceable& t);
+// "10x3x224x224", the form `tonnx export --input-shape` takes.
+std::string shape_string(const std::vector<int64_t>& shape);
+// docs/models.md: the zoo as a table (name, default inputs, parameters, description).
+std::string zoo_markdown();
 
 // Variance-preserving random weights (Kaiming normal, fan-in) for every conv and linear
 // layer, so that outputs stay O(1) through deep nets and differences are meaningful.

@@ -1,5 +1,5 @@
 // ONNX backend test cases on tonnx's backend; see conformance.h and docs/backend.md.
-#include "backend/conformance.h"
+#include "tonnx/conformance.h"
 
 #include <ATen/ATen.h>
 #include <onnx/onnx-data.pb.h>
@@ -11,23 +11,11 @@
 #include <set>
 #include <sstream>
 
-#include "backend/kernel.h"
+#include "backend/kernels/kernel.h"
 #include "tonnx/proto.h"
 
 namespace tonnx::backend {
 namespace fs = std::filesystem;
-
-at::ScalarType storage_type(ir::DType t) {
-  switch (t) {
-    case ir::DType::UInt16:
-      return at::kInt;
-    case ir::DType::UInt32:
-    case ir::DType::UInt64:
-      return at::kLong;
-    default:
-      return ir::scalar_type_from_dtype(t);
-  }
-}
 
 namespace {
 
@@ -167,93 +155,6 @@ RunValue value_from_proto_file(const std::string& path, const onnx::TypeProto& t
   return tensor_value_from_proto(p, base_dir);
 }
 
-namespace {
-
-std::string fmt(double v) {
-  std::ostringstream os;
-  os.precision(9);
-  os << v;
-  return os.str();
-}
-
-std::string compare_tensors(const at::Tensor& got_in, const at::Tensor& exp_in, Tolerance tol) {
-  if (!got_in.defined()) return "got an undefined tensor, expected " + exp_in.toString();
-  if (got_in.scalar_type() != exp_in.scalar_type())
-    return std::string("dtype: got ") + c10::toString(got_in.scalar_type()) + ", expected " +
-           c10::toString(exp_in.scalar_type());
-  if (got_in.sizes() != exp_in.sizes())
-    return "shape: got " + c10::str(got_in.sizes()) + ", expected " + c10::str(exp_in.sizes());
-  if (got_in.numel() == 0) return {};
-  at::Tensor got = got_in.contiguous().reshape({-1}), exp = exp_in.contiguous().reshape({-1});
-  at::ScalarType st = got.scalar_type();
-  if (at::isComplexType(st)) {
-    got = at::view_as_real(got).reshape({-1});
-    exp = at::view_as_real(exp).reshape({-1});
-    st = got.scalar_type();
-  }
-  at::Tensor bad;
-  if (at::isFloatingType(st)) {
-    at::Tensor g = got.to(at::kDouble), e = exp.to(at::kDouble);
-    at::Tensor ok = (at::abs(g - e) <= tol.atol + tol.rtol * at::abs(e)) | (g == e) |
-                    (at::isnan(g) & at::isnan(e));
-    bad = ~ok;
-  } else {
-    bad = got != exp;
-  }
-  if (!bad.any().item<bool>()) return {};
-  int64_t i = bad.nonzero()[0][0].item<int64_t>();
-  std::ostringstream os;
-  std::vector<int64_t> idx;
-  int64_t rem = i;
-  for (int64_t d = got_in.dim() - 1; d >= 0; --d) {
-    idx.insert(idx.begin(), rem % got_in.size(d));
-    rem /= got_in.size(d);
-  }
-  os << c10::str(at::IntArrayRef(idx)) << ": got ";
-  if (at::isFloatingType(st))
-    os << fmt(got[i].item<double>()) << ", expected " << fmt(exp[i].item<double>());
-  else
-    os << got[i].item<int64_t>() << ", expected " << exp[i].item<int64_t>();
-  os << " (" << bad.sum().item<int64_t>() << " of " << got.numel() << " differ)";
-  return os.str();
-}
-
-}  // namespace
-
-std::string compare_values(const RunValue& got, const RunValue& expected, Tolerance tol) {
-  if (got.kind() != expected.kind() && !(expected.is_none() && got.empty()))
-    return "got " + got.describe() + ", expected " + expected.describe();
-  switch (expected.kind()) {
-    case RunValue::Kind::None:
-      return {};
-    case RunValue::Kind::Tensor:
-      return compare_tensors(got.tensor(), expected.tensor(), tol);
-    case RunValue::Kind::Strings: {
-      const StringTensor &g = got.strings(), &e = expected.strings();
-      if (g.shape != e.shape)
-        return "shape: got " + c10::str(at::IntArrayRef(g.shape)) + ", expected " +
-               c10::str(at::IntArrayRef(e.shape));
-      for (size_t i = 0; i < e.data.size(); ++i)
-        if (g.data[i] != e.data[i])
-          return "[" + std::to_string(i) + "]: got \"" + g.data[i] + "\", expected \"" + e.data[i] +
-                 "\"";
-      return {};
-    }
-    case RunValue::Kind::Sequence: {
-      const Sequence &g = got.sequence(), &e = expected.sequence();
-      if (g.items.size() != e.items.size())
-        return "sequence length: got " + std::to_string(g.items.size()) + ", expected " +
-               std::to_string(e.items.size());
-      for (size_t i = 0; i < e.items.size(); ++i) {
-        std::string d = compare_values(g.items[i], e.items[i], tol);
-        if (!d.empty()) return "item " + std::to_string(i) + ": " + d;
-      }
-      return {};
-    }
-  }
-  return {};
-}
-
 std::map<std::string, std::string> read_skip_list(const std::string& path) {
   std::ifstream in(path);
   if (!in)
@@ -331,10 +232,10 @@ CaseResult run_case(const std::string& case_dir, const std::map<std::string, std
         fs::path f = d / ("output_" + std::to_string(k) + ".pb");
         if (!fs::exists(f)) continue;
         RunValue want = value_from_proto_file(f, outs[k]->type(), case_dir);
-        std::string diff = compare_values(got.at(k), want, tol);
-        if (!diff.empty()) {
-          r.message =
-              "output '" + outs[k]->name() + "' (test_data_set_" + std::to_string(si) + ") " + diff;
+        Comparison c = compare(got.at(k), want, tol);
+        if (!c.ok) {
+          r.message = "output '" + outs[k]->name() + "' (test_data_set_" + std::to_string(si) +
+                      ") " + c.mismatch;
           return r;
         }
       }

@@ -323,7 +323,7 @@ std::shared_ptr<const OneDnnConv::Impl::Entry> OneDnnConv::Impl::build(const at:
     }
     // LeakyRelu only: oneDNN's Relu (slope 0) is a max that turns NaN into 0, where ATen's
     // propagates it; with a slope it computes x * alpha, NaN included, as ATen does.
-    if (chain && f.activation == "LeakyRelu" && f.alpha != 0.0f) {
+    if (chain && f.activation == passes::FusedActivation::LeakyRelu && f.alpha != 0.0f) {
       ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, f.alpha, 0.0f);
       e->done.activation = true;
     }

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "passes/fuse.h"
+
 namespace tonnx::backend {
 
 // ConvTranspose (1-D to 3-D, group 1, float) on oneDNN's deconvolution, with the weights
@@ -61,8 +63,8 @@ class OneDnnConv {
     bool batchnorm = false;        // the node has a BN ...
     at::Tensor bn_alpha, bn_beta;  // ... and these are defined when its inputs are constants
     bool add = false;              // the node has a Z
-    std::string activation;        // "", Relu, LeakyRelu, Sigmoid, Tanh
-    float alpha = 0.01f;
+    passes::FusedActivation activation = passes::FusedActivation::None;
+    float alpha = 0.01f;  // LeakyRelu's slope
   };
   // Which stages a call ran; the caller runs the rest on ATen, in order.
   struct Done {

@@ -10,9 +10,8 @@
 #include <unordered_map>
 
 #include "backend/arena.h"
-#include "backend/fuse.h"
-#include "backend/kernel.h"
-#include "passes/passes.h"
+#include "backend/kernels/kernel.h"
+#include "passes/fuse.h"
 #include "tonnx/backend.h"
 #include "tonnx/proto.h"
 
@@ -20,8 +19,7 @@ namespace tonnx::backend {
 
 struct Step {
   const ir::Node* node;
-  KernelFn fn;        // a tensor kernel, or
-  ValueKernelFn vfn;  // a kernel over any value
+  Kernel kernel;
   std::vector<int> in, out;
   std::vector<int> free_after;
 };
@@ -148,11 +146,8 @@ void check_input(const InputSpec& spec, const at::Tensor& t, bool check_shape) {
 }
 
 int opset_of(const std::vector<ir::OpsetImport>& opsets, const std::string& domain) {
-  for (const auto& o : opsets) {
-    std::string d = o.domain == "ai.onnx" ? "" : o.domain;
-    if (d == domain) return static_cast<int>(o.version);
-  }
-  return 1;  // not imported: the oldest version
+  int64_t v = ir::opset_version(opsets, domain);
+  return v < 0 ? 1 : static_cast<int>(v);  // not imported: the oldest version
 }
 
 void collect_free_names(const ir::Graph& g, std::vector<std::string>& out,
@@ -208,10 +203,10 @@ void build_plan(SubPlan& p, const ir::Graph& g, const std::vector<ir::OpsetImpor
     if (defined.count(in)) return slot_of(in);
     auto it = by_name.find(in->name());
     if (!in->producer() && it != by_name.end()) return it->second;
-    throw std::runtime_error(
-        node_label(n) + ": input '" + in->name() +
-        "' is not a graph input, an initializer or an output of an earlier node "
-        "(missing, or the graph has a cycle / is not topologically sorted)");
+    throw BackendError(n, "input '" + in->name() +
+                              "' is not a graph input, an initializer or an output of an earlier "
+                              "node (missing, or the graph has a cycle / is not topologically "
+                              "sorted)");
   };
   int default_opset = opset_of(opsets, "");
   std::vector<std::string> missing;
@@ -224,8 +219,8 @@ void build_plan(SubPlan& p, const ir::Graph& g, const std::vector<ir::OpsetImpor
     for (const std::string& c : caps) {
       auto it = by_name.find(c);
       if (it == by_name.end())
-        throw std::runtime_error(node_label(n) + ": a subgraph reads '" + c +
-                                 "', which no enclosing graph defines before this node");
+        throw BackendError(
+            n, "a subgraph reads '" + c + "', which no enclosing graph defines before this node");
       s.in.push_back(it->second);
     }
     for (const ir::Value* o : n.outputs()) define(o);
@@ -236,21 +231,15 @@ void build_plan(SubPlan& p, const ir::Graph& g, const std::vector<ir::OpsetImpor
       const at::Tensor* c = in ? g.initializer(in) : nullptr;
       spec.constant_inputs.push_back(c ? *c : at::Tensor());
     }
-    const ValueKernelFactory* vf = find_value_kernel(n.op_type(), n.domain(), op_opset);
-    const KernelFactory* f = vf ? nullptr : find_kernel(n.op_type(), n.domain(), op_opset);
-    if (vf || f) {
+    if (const KernelFactory* f = find_kernel(n.op_type(), n.domain(), op_opset)) {
       // Attribute errors (a wrong type, a bad value) name the node.
       try {
-        if (vf) {
-          s.vfn = (*vf)(spec);
-        } else {
-          if (!caps.empty()) kernel_fail(n, "has subgraphs, which a tensor kernel cannot run");
-          s.fn = (*f)(spec);
-        }
+        s.kernel = (*f)(spec);
+      } catch (const BackendError& e) {
+        if (e.node() == &n) throw;
+        kernel_fail(n, e.what());
       } catch (const std::exception& e) {
-        std::string msg = e.what();
-        if (msg.rfind(node_label(n), 0) == 0) throw;
-        kernel_fail(n, msg);
+        kernel_fail(n, e.what());
       }
     } else {
       missing.push_back((n.domain().empty() ? "" : n.domain() + "::") + n.op_type() + " (opset " +
@@ -290,13 +279,6 @@ void build_plan(SubPlan& p, const ir::Graph& g, const std::vector<ir::OpsetImpor
     if (!keep.count(s)) p.steps[i].free_after.push_back(s);
 }
 
-at::Tensor tensor_arg(const Step& s, size_t i, const RunValue& v) {
-  if (v.is_tensor()) return v.tensor();
-  if (v.is_none()) return at::Tensor();
-  kernel_fail(*s.node, "input " + std::to_string(i) + " ('" + s.node->input(i)->name() +
-                           "') must be a tensor but is " + v.describe());
-}
-
 RunValues run_plan(const SubPlan& p, const RunValues& inputs, const RunValues& captures) {
   if (inputs.size() != p.inputs.size()) {
     std::ostringstream os;
@@ -313,41 +295,28 @@ RunValues run_plan(const SubPlan& p, const RunValues& inputs, const RunValues& c
     if (inputs[i].is_tensor()) check_input(p.inputs[i], inputs[i].tensor(), p.check_shapes);
     slots[p.inputs[i].slot] = inputs[i];
   }
-  Tensors args;
-  RunValues vargs;
-  auto check_count = [](const Step& s, size_t produced) {
-    if (produced < s.out.size())
-      throw std::runtime_error(node_label(*s.node) + " produced " + std::to_string(produced) +
-                               " outputs; the graph expects " + std::to_string(s.out.size()));
-  };
+  RunValues args;
   std::vector<double> step_ms(p.profile ? p.steps.size() : 0);
   for (size_t si = 0; si < p.steps.size(); ++si) {
     const Step& s = p.steps[si];
     auto t0 =
         p.profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     try {
-      if (s.fn) {
-        args.clear();
-        for (size_t i = 0; i < s.in.size(); ++i)
-          args.push_back(s.in[i] >= 0 ? tensor_arg(s, i, slots[s.in[i]]) : at::Tensor());
-        Tensors outs = s.fn(args);
-        check_count(s, outs.size());
-        for (size_t k = 0; k < s.out.size(); ++k)
-          if (s.out[k] >= 0) slots[s.out[k]] = std::move(outs[k]);
-      } else {
-        vargs.clear();
-        for (int i : s.in) vargs.push_back(i >= 0 ? slots[i] : RunValue());
-        RunValues outs = s.vfn(vargs);
-        check_count(s, outs.size());
-        for (size_t k = 0; k < s.out.size(); ++k)
-          if (s.out[k] >= 0) slots[s.out[k]] = std::move(outs[k]);
-      }
+      args.clear();
+      for (int i : s.in) args.push_back(i >= 0 ? slots[i] : RunValue());
+      RunValues outs = s.kernel(args, *s.node);
+      if (outs.size() < s.out.size())
+        kernel_fail(*s.node, "produced " + std::to_string(outs.size()) +
+                                 " outputs; the graph expects " + std::to_string(s.out.size()));
+      for (size_t k = 0; k < s.out.size(); ++k)
+        if (s.out[k] >= 0) slots[s.out[k]] = std::move(outs[k]);
+    } catch (const BackendError& e) {
+      if (e.node() == s.node) throw;
+      throw BackendError::failed(*s.node, e.what());
     } catch (const c10::Error& e) {
-      throw std::runtime_error(node_label(*s.node) + " failed: " + e.what_without_backtrace());
-    } catch (const std::runtime_error& e) {
-      std::string msg = e.what();
-      if (msg.rfind(node_label(*s.node), 0) == 0) throw;
-      throw std::runtime_error(node_label(*s.node) + " failed: " + msg);
+      throw BackendError::failed(*s.node, e.what_without_backtrace());
+    } catch (const std::exception& e) {
+      throw BackendError::failed(*s.node, e.what());
     }
     for (int f : s.free_after) slots[f] = RunValue();
     if (p.profile)
@@ -364,13 +333,6 @@ RunValues run_plan(const SubPlan& p, const RunValues& inputs, const RunValues& c
   RunValues out;
   for (int s : p.outputs) out.push_back(slots[s]);
   return out;
-}
-
-bool has_subgraphs(const ir::Graph& g) {
-  for (const auto& n : g.nodes())
-    for (const auto& a : n->attrs())
-      if (a.value.kind() == ir::AttrValue::Kind::Graph) return true;
-  return false;
 }
 
 }  // namespace
@@ -395,8 +357,6 @@ RunValues run_subplan(const SubPlan& p, const RunValues& inputs, const RunValues
   return run_plan(p, inputs, captures);
 }
 
-size_t subplan_num_inputs(const SubPlan& p) { return p.inputs.size(); }
-
 Rep prepare(ir::Model model, const std::string& device, const PrepareOptions& opts) {
   auto t0 = std::chrono::steady_clock::now();
   if (!supports_device(device))
@@ -409,9 +369,9 @@ Rep prepare(ir::Model model, const std::string& device, const PrepareOptions& op
   ir::Graph& g = *plan->model.graph;
   int opset = opset_of(plan->model.opsets, "");
   // Folding renames folded values, which subgraphs would no longer find by name.
-  if (opts.optimize && !has_subgraphs(g)) {
-    passes::fold_constants(g, opset, false);
-    fuse_for_cpu(g, opts.fold_batchnorm);
+  if (opts.optimize && !ir::has_subgraphs(g)) {
+    fold_constants(g, opset, false);
+    passes::fuse_for_cpu(g, opts.fold_batchnorm);
   }
   build_plan(plan->graph, g, plan->model.opsets, {}, opts.onednn_conv);
   plan->graph.check_shapes = opts.check_input_shapes;
@@ -507,6 +467,34 @@ std::vector<NodeProfile> Rep::profile() const {
     out.push_back({node_label(*g.steps[i].node), g.steps[i].node->op_type(), g.profile->ms[i],
                    g.profile->calls[i]});
   return out;
+}
+
+std::string profile_report(const std::vector<NodeProfile>& prof) {
+  std::ostringstream out;
+  std::map<std::string, std::pair<double, int64_t>> by_type;
+  double total = 0;
+  int64_t runs = 0;
+  for (const auto& p : prof) {
+    runs = std::max(runs, p.calls);
+    by_type[p.op_type].first += p.total_ms;
+    by_type[p.op_type].second += 1;
+    total += p.total_ms;
+  }
+  if (runs == 0) return {};
+  std::vector<std::pair<double, std::string>> types;
+  for (const auto& [t, v] : by_type) types.push_back({v.first, t});
+  std::sort(types.rbegin(), types.rend());
+  out << "profile: " << runs << " runs, " << total / runs << " ms per run in nodes\n";
+  for (const auto& [ms, t] : types)
+    out << "  " << t << " x" << by_type[t].second << ": " << ms / runs << " ms ("
+        << 100 * ms / total << "%)\n";
+  std::vector<const NodeProfile*> nodes;
+  for (const auto& p : prof) nodes.push_back(&p);
+  std::sort(nodes.begin(), nodes.end(), [](auto* a, auto* b) { return a->total_ms > b->total_ms; });
+  out << "slowest nodes:\n";
+  for (size_t i = 0; i < std::min<size_t>(10, nodes.size()); ++i)
+    out << "  " << nodes[i]->node << ": " << nodes[i]->total_ms / runs << " ms\n";
+  return out.str();
 }
 
 std::vector<at::Tensor> run_node(const onnx::NodeProto& node, const std::vector<at::Tensor>& inputs,

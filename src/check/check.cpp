@@ -1,3 +1,5 @@
+// libonnx's checker and shape inference, and tonnx's one graph printer (printable_graph),
+// used by `tonnx print`, `tonnx check` and verbose export alike.
 #include "tonnx/check.h"
 
 #include <onnx/checker.h>
@@ -6,6 +8,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "tonnx/ir.h"
 #include "tonnx/proto.h"
 
 namespace tonnx {
@@ -38,40 +41,8 @@ void check_model_file(const std::string& path) {
 
 namespace {
 
-const char* elem_name(int t) {
-  switch (t) {
-    case onnx::TensorProto::FLOAT:
-      return "Float";
-    case onnx::TensorProto::UINT8:
-      return "Byte";
-    case onnx::TensorProto::INT8:
-      return "Char";
-    case onnx::TensorProto::UINT16:
-      return "UInt16";
-    case onnx::TensorProto::INT16:
-      return "Short";
-    case onnx::TensorProto::INT32:
-      return "Int";
-    case onnx::TensorProto::INT64:
-      return "Long";
-    case onnx::TensorProto::STRING:
-      return "String";
-    case onnx::TensorProto::BOOL:
-      return "Bool";
-    case onnx::TensorProto::FLOAT16:
-      return "Half";
-    case onnx::TensorProto::DOUBLE:
-      return "Double";
-    case onnx::TensorProto::UINT32:
-      return "UInt32";
-    case onnx::TensorProto::UINT64:
-      return "UInt64";
-    case onnx::TensorProto::BFLOAT16:
-      return "BFloat16";
-    default:
-      return "Undefined";
-  }
-}
+// Element type names as the seed prints them (Float, Long, ...): the IR's one table.
+const char* elem_name(int t) { return ir::dtype_name(static_cast<ir::DType>(t)); }
 
 std::string type_str(const onnx::TypeProto& t) {
   if (!t.has_tensor_type()) return "Dynamic";

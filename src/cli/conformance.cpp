@@ -1,13 +1,12 @@
 // tonnx conformance: runs ONNX backend test cases (model.onnx + test_data_set_N) on tonnx's
-// backend. Owned by the backend work (issue 4); see docs/backend.md.
-#include "backend/conformance.h"
-
+// backend through the library's runner (tonnx/conformance.h); see docs/backend.md.
 #include <torch/torch.h>
 
 #include <iostream>
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "tonnx/conformance.h"
 
 namespace tonnx::cli {
 namespace {
@@ -37,7 +36,7 @@ options:
   Spec spec{{"--skips", "--rtol", "--atol"}, {"--quiet"}, {}};
   Args a = parse_args(argv, spec);
   if (a.positional.empty()) throw UsageError("expected at least one test case folder");
-  backend::Tolerance tol;
+  Tolerance tol = backend::kConformanceTolerance;
   if (auto v = a.get("--rtol")) tol.rtol = std::stod(*v);
   if (auto v = a.get("--atol")) tol.atol = std::stod(*v);
   std::map<std::string, std::string> skips;

@@ -3,14 +3,13 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <map>
 
 #include "cli/args.h"
-#include "export/emitted.h"
 #include "cli/commands.h"
+#include "tonnx/coverage.h"
 
 namespace {
 
@@ -69,14 +68,11 @@ int main(int argc, char** argv) {
   }
   // TONNX_RECORD_EMITTED=FILE: record which ONNX ops each symbolic emits (scripts/gen_docs.sh).
   const char* record = std::getenv("TONNX_RECORD_EMITTED");
-  if (record) tonnx::detail::set_emitted_recording(true);
+  if (record) tonnx::set_emitted_recording(true);
   struct WriteRecords {
     const char* path;
     ~WriteRecords() {
-      if (!path) return;
-      std::ofstream out(path, std::ios::app);
-      for (const auto& r : tonnx::detail::emitted_records())
-        out << r.aten_kind << "\t" << r.opset << "\t" << r.onnx_op << "\n";
+      if (path) tonnx::append_emitted_records(path, tonnx::emitted_records());
     }
   } write_records{record};
   try {

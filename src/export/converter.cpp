@@ -1,6 +1,5 @@
+// The converter (converter.h): TorchScript nodes to ONNX through the symbolic registry.
 #include "export/converter.h"
-#include "export/trace.h"
-#include "passes/passes.h"
 
 #include <ATen/ATen.h>
 #include <torch/csrc/jit/ir/constants.h>
@@ -8,16 +7,10 @@
 #include <set>
 #include <sstream>
 
+#include "passes/passes.h"
+
 namespace tonnx::detail {
 namespace jit = torch::jit;
-
-std::string short_type_name(const std::string& cpp_name) {
-  std::string s = cpp_name;
-  auto pos = s.rfind("::");
-  if (pos != std::string::npos) s = s.substr(pos + 2);
-  if (s.size() > 4 && s.compare(s.size() - 4, 4, "Impl") == 0) s.resize(s.size() - 4);
-  return s;
-}
 
 std::optional<ir::TensorType> jit_type(const jit::Value* v) {
   auto tt = v->type()->cast<c10::TensorType>();
@@ -56,10 +49,6 @@ std::string scope_of(const jit::Node* n) {
   return m->scope() ? m->scope()->namesFromRoot() : "";
 }
 
-bool is_kind(const jit::Node* n, const char* qual) {
-  return n->kind().toQualString() == std::string(qual);
-}
-
 }  // namespace
 
 Converter::Converter(std::shared_ptr<jit::Graph> graph, ConvertConfig config)
@@ -94,11 +83,18 @@ void Converter::fail(const jit::Node* n, const std::string& what) const {
 }
 
 bool Converter::structural(const jit::Node* n) const {
-  static const std::set<std::string> kinds = {
-      "prim::Constant",   "prim::ListConstruct", "prim::TupleConstruct",
-      "prim::ListUnpack", "prim::TupleUnpack",   "prim::If",
-      "prim::Loop"};
-  return kinds.count(n->kind().toQualString()) > 0;
+  switch (n->kind()) {
+    case c10::prim::Constant:
+    case c10::prim::ListConstruct:
+    case c10::prim::TupleConstruct:
+    case c10::prim::ListUnpack:
+    case c10::prim::TupleUnpack:
+    case c10::prim::If:
+    case c10::prim::Loop:
+      return true;
+    default:
+      return false;
+  }
 }
 
 const SymbolicFn* Converter::lookup(const jit::Node* n) const {
@@ -194,7 +190,7 @@ ir::Value* Converter::tensor_of(const jit::Value* v) {
   if (ir::Value* known = find_env(v)) return known;
   const jit::Node* p = v->node();
   ir::Value* out = nullptr;
-  if (is_kind(p, "prim::Constant")) {
+  if (p->kind() == c10::prim::Constant) {
     if (v->type()->kind() == c10::TypeKind::NoneType) return nullptr;
     auto iv = jit::toIValue(v);
     at::Tensor t = iv ? ivalue_to_tensor(*iv) : at::Tensor();
@@ -202,7 +198,7 @@ ir::Value* Converter::tensor_of(const jit::Value* v) {
       fail(current_,
            "cannot turn the constant of type " + v->type()->annotation_str() + " into a tensor");
     out = constant(t);
-  } else if (is_kind(p, "prim::ListConstruct")) {
+  } else if (p->kind() == c10::prim::ListConstruct) {
     // An int[] whose elements are computed (sizes under dynamic axes): Concat of 1-D pieces.
     if (auto iv = constant_ivalue(v)) {
       out = constant(ivalue_to_tensor(*iv));
@@ -233,12 +229,12 @@ std::vector<ir::Value*> Converter::tensor_list_of(const jit::Value* v) {
     if (lit != scope->end()) return lit->second;
   }
   const jit::Node* p = v->node();
-  if (is_kind(p, "prim::ListConstruct") || is_kind(p, "prim::TupleConstruct")) {
+  if (p->kind() == c10::prim::ListConstruct || p->kind() == c10::prim::TupleConstruct) {
     std::vector<ir::Value*> out;
     for (const jit::Value* e : p->inputs()) out.push_back(tensor_of(e));
     return out;
   }
-  if (is_kind(p, "prim::Constant")) {
+  if (p->kind() == c10::prim::Constant) {
     auto iv = jit::toIValue(v);
     std::vector<ir::Value*> out;
     if (iv && iv->isTensorList())
@@ -335,18 +331,26 @@ void Converter::fallback_node(const jit::Node* n, bool aten_node) {
 
 void Converter::convert_node(const jit::Node* n) {
   current_ = n;
-  const std::string kind = n->kind().toQualString();
-  if (kind == "prim::Constant" || kind == "prim::ListConstruct" || kind == "prim::TupleConstruct")
-    return;  // materialized where used
-  if (kind == "prim::If") return convert_if(n);
-  if (kind == "prim::Loop") return convert_loop(n);
-  if (kind == "prim::ListUnpack" || kind == "prim::TupleUnpack") {
-    std::vector<ir::Value*> elems = tensor_list_of(n->input());
-    if (elems.size() != n->outputs().size())
-      fail(n, "unpacks " + std::to_string(n->outputs().size()) + " values from a list of " +
-                  std::to_string(elems.size()));
-    for (size_t k = 0; k < elems.size(); ++k) bind(n->output(k), elems[k]);
-    return;
+  switch (n->kind()) {
+    case c10::prim::Constant:
+    case c10::prim::ListConstruct:
+    case c10::prim::TupleConstruct:
+      return;  // materialized where used
+    case c10::prim::If:
+      return convert_if(n);
+    case c10::prim::Loop:
+      return convert_loop(n);
+    case c10::prim::ListUnpack:
+    case c10::prim::TupleUnpack: {
+      std::vector<ir::Value*> elems = tensor_list_of(n->input());
+      if (elems.size() != n->outputs().size())
+        fail(n, "unpacks " + std::to_string(n->outputs().size()) + " values from a list of " +
+                    std::to_string(elems.size()));
+      for (size_t k = 0; k < elems.size(); ++k) bind(n->output(k), elems[k]);
+      return;
+    }
+    default:
+      break;
   }
   const SymbolicFn* fn = lookup(n);
   if (!fn) {
@@ -368,9 +372,6 @@ void Converter::convert_node(const jit::Node* n) {
 }
 
 ir::Model Converter::convert() {
-  if (cfg_.opset < kMinOpset || cfg_.opset > kMaxOpset)
-    throw ExportError("opset_version " + std::to_string(cfg_.opset) + " is not supported; use " +
-                      std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset));
   check_feasible();
   ir::Graph& g = graph();
   g.name = "main_graph";
@@ -401,11 +402,11 @@ ir::Model Converter::convert() {
     if (dyn != cfg_.dynamic_axes.end() && type && type->shape) {
       for (const auto& [axis, sym] : dyn->second) {
         int64_t rank = static_cast<int64_t>(type->shape->size());
-        int64_t a = axis < 0 ? axis + rank : axis;
-        if (a < 0 || a >= rank)
+        std::optional<int64_t> a = ir::normalize_axis(axis, rank);
+        if (!a)
           throw ExportError("dynamic_axes for '" + name + "': axis " + std::to_string(axis) +
                             " is out of range for an input of rank " + std::to_string(rank));
-        (*type->shape)[a] = ir::Dim::named(sym);
+        (*type->shape)[*a] = ir::Dim::named(sym);
       }
     }
     if (i < n_user || !cfg_.export_params) {
@@ -455,8 +456,7 @@ ir::Model Converter::convert() {
       if (dyn != cfg_.dynamic_axes.end())
         for (const auto& [axis, sym] : dyn->second) {
           int64_t rank = static_cast<int64_t>(type->shape->size());
-          int64_t a = axis < 0 ? axis + rank : axis;
-          if (a >= 0 && a < rank) (*type->shape)[a] = ir::Dim::named(sym);
+          if (auto a = ir::normalize_axis(axis, rank)) (*type->shape)[*a] = ir::Dim::named(sym);
         }
     }
     v->set_type(type);
@@ -466,8 +466,6 @@ ir::Model Converter::convert() {
   model_.opsets.push_back({"", cfg_.opset});
   if (uses_aten_domain_) model_.opsets.push_back({"org.pytorch.aten", 1});
   for (const auto& [domain, version] : cfg_.custom_opsets) {
-    if (domain.empty() || domain == "ai.onnx")
-      throw ExportError("custom_opsets cannot set the default domain; use opset_version");
     if (domain == "org.pytorch.aten" && uses_aten_domain_) continue;
     model_.opsets.push_back({domain, version});
   }

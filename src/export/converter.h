@@ -9,17 +9,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "export/traced.h"
 #include "tonnx/export.h"
 #include "tonnx/ir.h"
 
 namespace tonnx::detail {
-
-// A parameter or buffer passed to the trace as a graph input.
-struct TracedParam {
-  std::string name;  // state_dict name (features.0.weight)
-  at::Tensor tensor;
-  const torch::nn::Module* owner = nullptr;  // the module that registered it
-};
 
 struct ConvertConfig {
   int opset = kDefaultOpset;
@@ -87,9 +81,6 @@ class Converter {
   const torch::jit::Node* current_ = nullptr;
   bool uses_aten_domain_ = false;
 };
-
-// Short type name for a scope component: torch::nn::Conv2dImpl -> Conv2d.
-std::string short_type_name(const std::string& cpp_name);
 
 std::optional<ir::TensorType> jit_type(const torch::jit::Value* v);
 std::optional<c10::IValue> constant_ivalue(const torch::jit::Value* v);

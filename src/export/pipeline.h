@@ -3,14 +3,23 @@
 // printing and writing. Shared by the C++-module tracer and the TorchScript frontend.
 #pragma once
 
-#include <torch/csrc/jit/ir/ir.h>
+#include <onnx/onnx_pb.h>
 
+#include <chrono>
 #include <functional>
 
-#include "export/trace.h"
+#include "export/traced.h"
 #include "tonnx/export.h"
 
 namespace tonnx::detail {
+
+// TONNX_TIMING=1 prints how long each export stage took (to stderr).
+struct StageTimer {
+  StageTimer();
+  void lap(const char* stage);  // the time since construction or the last lap
+  bool on;
+  std::chrono::steady_clock::time_point t = std::chrono::steady_clock::now();
+};
 
 struct Exported {
   ir::Model model;
@@ -18,6 +27,8 @@ struct Exported {
   std::vector<torch::Tensor> eager_outputs;
 };
 
+// Throws ExportError for options no export can satisfy (opset, duplicate or empty names,
+// custom_opsets naming the default domain); every frontend calls it first.
 void validate_options(const ExportOptions& o);
 
 // Converts, optimizes and checks a frontend's graph; prints it when o.verbose.

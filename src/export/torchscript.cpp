@@ -17,9 +17,7 @@
 #include <fstream>
 #include <unordered_map>
 
-#include "export/converter.h"
 #include "export/pipeline.h"
-#include "export/trace.h"
 
 namespace tonnx {
 namespace fs = std::filesystem;

@@ -19,6 +19,15 @@ namespace jit = torch::jit;
 
 namespace {
 
+// Short type name for a scope component: torch::nn::Conv2dImpl -> Conv2d.
+std::string short_type_name(const std::string& cpp_name) {
+  std::string s = cpp_name;
+  auto pos = s.rfind("::");
+  if (pos != std::string::npos) s = s.substr(pos + 2);
+  if (s.size() > 4 && s.compare(s.size() - 4, 4, "Impl") == 0) s.resize(s.size() - 4);
+  return s;
+}
+
 struct ActiveTrace {
   std::unordered_map<const torch::nn::Module*, jit::ScopePtr> scopes;
 };
@@ -213,10 +222,6 @@ std::vector<TracedParam> state_dict(const torch::nn::Module& root) {
   return out;
 }
 
-std::string default_input_name(size_t index, size_t num_inputs) {
-  return num_inputs == 1 ? "input" : "input_" + std::to_string(index);
-}
-
 namespace {
 TraceResult trace_once(const Traceable& model, const std::vector<torch::Tensor>& args,
                        TrainingMode mode);
@@ -253,21 +258,21 @@ TraceResult trace(const Traceable& model, const std::vector<torch::Tensor>& args
     if (it == dynamic_axes.end()) continue;
     for (const auto& [axis0, sym] : it->second) {
       int64_t rank = args[i].dim();
-      int64_t axis = axis0 < 0 ? axis0 + rank : axis0;
-      if (axis < 0 || axis >= rank)
+      std::optional<int64_t> axis = ir::normalize_axis(axis0, rank);
+      if (!axis)
         throw ExportError("dynamic_axes for '" + name + "': axis " + std::to_string(axis0) +
                           " is out of range for an input of rank " + std::to_string(rank));
       auto d = std::find_if(dims.begin(), dims.end(),
                             [&](const DynamicDim& x) { return x.symbol == sym; });
       if (d == dims.end()) {
-        dims.push_back({sym, {}, args[i].size(axis), 0});
+        dims.push_back({sym, {}, args[i].size(*axis), 0});
         d = dims.end() - 1;
-      } else if (d->size_a != args[i].size(axis)) {
+      } else if (d->size_a != args[i].size(*axis)) {
         throw ExportError("dynamic axis '" + sym + "' has size " + std::to_string(d->size_a) +
-                          " in one input and " + std::to_string(args[i].size(axis)) + " in '" +
+                          " in one input and " + std::to_string(args[i].size(*axis)) + " in '" +
                           name + "'; the example inputs must agree");
       }
-      d->uses.push_back({i, axis});
+      d->uses.push_back({i, *axis});
     }
   }
   if (dims.empty()) return a;

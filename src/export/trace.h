@@ -5,19 +5,10 @@
 
 #include <map>
 
-#include <map>
-
-#include "export/converter.h"
+#include "export/traced.h"
 #include "tonnx/export.h"
 
 namespace tonnx::detail {
-
-struct TraceResult {
-  std::shared_ptr<torch::jit::Graph> graph;
-  size_t num_user_inputs = 0;
-  std::vector<TracedParam> params;           // graph inputs after the user inputs
-  std::vector<torch::Tensor> eager_outputs;  // what the traced run returned
-};
 
 // Parameters then buffers of each module, modules in pre-order: torch's state_dict order.
 // Tensors shared between modules appear once, under their first name.
@@ -29,9 +20,6 @@ std::vector<TracedParam> state_dict(const torch::nn::Module& root);
 TraceResult trace(const Traceable& model, const std::vector<torch::Tensor>& args, TrainingMode mode,
                   const std::map<std::string, std::map<int64_t, std::string>>& dynamic_axes = {},
                   const std::vector<std::string>& input_names = {});
-
-// The name a graph input gets when input_names does not name it.
-std::string default_input_name(size_t index, size_t num_inputs);
 
 // A symbolic dim: where it occurs among the user inputs, and its sizes in two traces.
 struct DynamicDim {

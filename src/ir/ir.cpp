@@ -182,62 +182,6 @@ const Strings& AttrValue::strings() const {
   wrong_kind("STRINGS");
 }
 
-namespace {
-template <typename T>
-void print_list(std::ostream& os, const std::vector<T>& v, bool quote = false) {
-  os << "[";
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i) os << ", ";
-    if (quote)
-      os << '"' << v[i] << '"';
-    else
-      os << v[i];
-  }
-  os << "]";
-}
-
-void print_tensor_value(std::ostream& os, const at::Tensor& t) {
-  if (t.numel() == 1) {
-    at::Tensor c = t.to(at::kDouble);
-    double v = c.item<double>();
-    os << "{" << v << "}";
-  } else {
-    os << "<" << TensorType::from_tensor(t).str() << ">";
-  }
-}
-}  // namespace
-
-std::string AttrValue::str() const {
-  std::ostringstream os;
-  switch (kind()) {
-    case Kind::Int:
-      os << i();
-      break;
-    case Kind::Float:
-      os << f();
-      break;
-    case Kind::String:
-      os << '"' << s() << '"';
-      break;
-    case Kind::Tensor:
-      print_tensor_value(os, t());
-      break;
-    case Kind::Graph:
-      os << "<graph>";
-      break;
-    case Kind::Ints:
-      print_list(os, ints());
-      break;
-    case Kind::Floats:
-      print_list(os, floats());
-      break;
-    case Kind::Strings:
-      print_list(os, strings(), true);
-      break;
-  }
-  return os.str();
-}
-
 void Node::replace_input(size_t i, Value* v) {
   Value* old = inputs_.at(i);
   if (old) {
@@ -389,10 +333,28 @@ std::vector<Value*> Graph::values() const {
   return out;
 }
 
-int64_t Model::opset(const std::string& domain) const {
+int64_t opset_version(const std::vector<OpsetImport>& opsets, const std::string& domain) {
   for (const OpsetImport& o : opsets)
-    if (o.domain == domain || (domain.empty() && o.domain == "ai.onnx")) return o.version;
+    if (o.domain == domain) return o.version;
   return -1;
+}
+
+bool Node::has_subgraphs() const {
+  for (const Attr& a : attrs_)
+    if (a.value.kind() == AttrValue::Kind::Graph) return true;
+  return false;
+}
+
+bool has_subgraphs(const Graph& g) {
+  for (const auto& n : g.nodes())
+    if (n->has_subgraphs()) return true;
+  return false;
+}
+
+std::optional<int64_t> normalize_axis(int64_t axis, int64_t rank) {
+  int64_t a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= rank) return std::nullopt;
+  return a;
 }
 
 }  // namespace tonnx::ir

@@ -23,6 +23,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The IR spells the default domain "" only; files may spell it "ai.onnx".
+std::string ir_domain(const std::string& d) { return d == "ai.onnx" ? "" : d; }
+
 size_t element_size(ir::DType t) { return c10::elementSize(ir::scalar_type_from_dtype(t)); }
 
 int64_t checked_numel(const std::vector<int64_t>& dims, const std::string& what) {
@@ -363,7 +366,7 @@ std::shared_ptr<ir::Graph> graph_from_proto(const onnx::GraphProto& gp,
         continue;
       attrs.push_back({ap.name(), attr_from_proto(ap, base_dir, &graph_from_proto)});
     }
-    std::string domain = np.domain() == "ai.onnx" ? "" : np.domain();
+    std::string domain = ir_domain(np.domain());
     ir::Node* n = g->add_node(np.op_type(), inputs, std::move(attrs), np.output_size(), domain);
     n->set_name(np.name());
     n->set_doc(np.doc_string());
@@ -419,7 +422,7 @@ ir::Model model_from_proto(const onnx::ModelProto& p, const std::string& base_di
   m.producer_version = p.producer_version();
   m.doc = p.doc_string();
   for (const auto& o : p.opset_import())
-    m.opsets.push_back({o.domain() == "ai.onnx" ? "" : o.domain(), o.version()});
+    m.opsets.push_back({ir_domain(o.domain()), o.version()});
   for (const auto& e : p.metadata_props()) m.metadata[e.key()] = e.value();
   m.graph = graph_from_proto(p.graph(), base_dir);
   return m;

@@ -1,18 +1,11 @@
-// Graph rewrites on tonnx's IR, shared by the exporter and the backend.
+// Structural rewrites of tonnx's IR, shared by the exporter and the backend. They need nothing
+// but the IR; the fusions are in fuse.h, constant folding (which evaluates nodes) is the
+// backend's (tonnx/backend.h).
 #pragma once
 
 #include "tonnx/ir.h"
 
 namespace tonnx::passes {
-
-// Gemm(Transpose(B)) -> Gemm(B, transB=1) (and likewise for A): the weight of a Linear stays
-// the parameter itself instead of a transposed copy.
-size_t fuse_transpose_into_gemm(ir::Graph& g);
-
-// Evaluates nodes whose inputs are all known (initializers, Constant outputs) with the
-// backend's own kernels and replaces their outputs with initializers. With fold_shapes,
-// Shape of a value whose shape is fully static folds too. Returns the nodes folded.
-size_t fold_constants(ir::Graph& g, int opset, bool fold_shapes);
 
 // Removes nodes whose outputs nobody uses, and initializers nobody reads.
 size_t eliminate_dead_code(ir::Graph& g);

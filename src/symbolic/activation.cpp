@@ -1,4 +1,6 @@
-// Activations: relu, softmax, log_softmax, and the dropout family (identity in eval).
+// Activations: relu and its relatives (leaky_relu, prelu, elu, selu, celu, gelu, silu, mish,
+// hardtanh, relu6, hardsigmoid, hardswish, hardshrink, softshrink, softplus, log_sigmoid,
+// threshold, glu), softmax and log_softmax, and the dropout family (identity in eval).
 #include "symbolic/helpers.h"
 
 namespace tonnx::sym {
@@ -42,12 +44,6 @@ TONNX_SYMBOLIC("aten::dropout", 9, dropout);
 TONNX_SYMBOLIC("aten::feature_dropout", 9, dropout);
 TONNX_SYMBOLIC("aten::alpha_dropout", 9, dropout);
 TONNX_SYMBOLIC("aten::feature_alpha_dropout", 9, dropout);
-
-}  // namespace
-}  // namespace tonnx::sym
-
-namespace tonnx::sym {
-namespace {
 
 TONNX_SYMBOLIC("aten::leaky_relu", 9, [](SymbolicContext& g, Value* x, double slope) {
   return g.op("LeakyRelu", {x}, {{"alpha", slope}});

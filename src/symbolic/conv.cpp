@@ -115,11 +115,6 @@ TONNX_SYMBOLIC("aten::conv_transpose1d", 9, conv_transpose_nd);
 TONNX_SYMBOLIC("aten::conv_transpose2d", 9, conv_transpose_nd);
 TONNX_SYMBOLIC("aten::conv_transpose3d", 9, conv_transpose_nd);
 
-}  // namespace
-}  // namespace tonnx::sym
-
-namespace tonnx::sym {
-namespace {
 // _convolution_mode(input, weight, bias, stride, padding: str, dilation, groups)
 TONNX_SYMBOLIC("aten::_convolution_mode", 9, [](SymbolicContext& g) -> Outputs {
   ConvArgs a = common(g);

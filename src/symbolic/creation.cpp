@@ -1,5 +1,5 @@
-// Creation ops (arange, zeros, ones, full, empty), triu/tril, topk/sort, where the trace
-// knows everything they need.
+// Creation ops (arange, zeros, ones, full, empty, tensor, scalar_tensor), triu/tril,
+// topk/sort, where the trace knows everything they need.
 #include "symbolic/helpers.h"
 
 namespace tonnx::sym {

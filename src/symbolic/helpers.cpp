@@ -1,3 +1,4 @@
+// Helpers shared by the symbolic functions (helpers.h).
 #include "symbolic/helpers.h"
 
 namespace tonnx::sym {
@@ -15,12 +16,11 @@ Value* input_as(SymbolicContext& g, size_t i, at::ScalarType dtype) {
 }
 
 int64_t norm_dim(SymbolicContext& g, int64_t dim, int64_t rank) {
-  int64_t d = dim < 0 ? dim + rank : dim;
-  if (d < 0 || d >= std::max<int64_t>(rank, 1))
-    g.fail("dim " + std::to_string(dim) + " is out of range for a tensor of rank " +
-           std::to_string(rank) + " (expected " + std::to_string(-std::max<int64_t>(rank, 1)) +
-           " to " + std::to_string(std::max<int64_t>(rank, 1) - 1) + ")");
-  return d;
+  if (auto d = ir::normalize_axis(dim, rank)) return *d;
+  if (rank == 0 && dim == 0) return 0;  // a scalar's only dim
+  g.fail("dim " + std::to_string(dim) + " is out of range for a tensor of rank " +
+         std::to_string(rank) + " (expected " + std::to_string(-std::max<int64_t>(rank, 1)) +
+         " to " + std::to_string(std::max<int64_t>(rank, 1) - 1) + ")");
 }
 
 // Opset 13 moved axes from an attribute to an input.

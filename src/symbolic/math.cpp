@@ -1,4 +1,6 @@
-// Elementwise arithmetic: add, sub, mul, div with PyTorch's type promotion.
+// Elementwise math with PyTorch's type promotion: arithmetic (add, sub, mul, div, pow,
+// remainder, fmod, floor_divide), unary functions, comparisons, logical and bitwise ops,
+// clamp, minimum/maximum, where and masked_fill.
 #include "symbolic/helpers.h"
 
 namespace tonnx::sym {
@@ -45,13 +47,8 @@ TONNX_SYMBOLIC("aten::div", 9, [](SymbolicContext& g) -> Outputs {
   return g.cast(q, dt);
 });
 
-}  // namespace
-}  // namespace tonnx::sym
-
 // ---- Unary ops: one table. The input is converted to the result's type first (sqrt of an
 // int tensor is a float tensor in PyTorch; ONNX's Sqrt needs a float input).
-namespace tonnx::sym {
-namespace {
 
 Value* unary_input(SymbolicContext& g) {
   auto out = g.output_type();

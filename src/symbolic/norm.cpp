@@ -1,4 +1,5 @@
-// Normalization: batch_norm (eval and training statistics).
+// Normalization: batch_norm (eval and training statistics), instance_norm, group_norm,
+// layer_norm.
 #include "symbolic/helpers.h"
 
 namespace tonnx::sym {
@@ -35,12 +36,6 @@ Outputs batch_norm(SymbolicContext& g) {
               {{"epsilon", eps}, {"momentum", 1.0 - momentum}});
 }
 TONNX_SYMBOLIC("aten::batch_norm", 9, batch_norm);
-
-}  // namespace
-}  // namespace tonnx::sym
-
-namespace tonnx::sym {
-namespace {
 
 // layer_norm(input, normalized_shape, weight, bias, eps, cudnn_enable):
 // LayerNormalization from opset 17; before, mean/variance over the trailing dims.

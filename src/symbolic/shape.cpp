@@ -1,4 +1,5 @@
-// Shape ops: flatten, view, reshape, cat, and the scalar plumbing of traces.
+// Shape ops: flatten, view, reshape, squeeze/unsqueeze, cat, select, size, the *_like
+// creation ops, identities (clone, contiguous, detach), and the scalar plumbing of traces.
 #include "symbolic/helpers.h"
 
 namespace tonnx::sym {
@@ -75,12 +76,6 @@ TONNX_SYMBOLIC("aten::size", 9, [](SymbolicContext& g) -> Outputs {
   return g.op("Gather", {shp, g.constant(at::scalar_tensor(dim, at::kLong))},
               {{"axis", int64_t{0}}});
 });
-
-}  // namespace
-}  // namespace tonnx::sym
-
-namespace tonnx::sym {
-namespace {
 
 // select(self, dim, index): Gather with a scalar index drops the dim.
 TONNX_SYMBOLIC("aten::select", 9, [](SymbolicContext& g, Value* x, int64_t dim, Value* index) {

@@ -1,6 +1,7 @@
-// Tensor manipulation: transpose/permute, expand, split/chunk/unbind/stack, indexing
-// (index_select, gather, slice, narrow, select, index, index_put), repeat, flip, roll,
-// padding, pixel_shuffle, embedding, casts.
+// Tensor manipulation: transpose/permute, expand, split/chunk/unbind/stack, indexing by
+// position (index_select, gather, scatter, slice, narrow), repeat, flip, roll, padding,
+// pixel_shuffle, embedding, baddbmm, casts (to, _to_copy, type_as). select is in shape.cpp,
+// index/index_put in index.cpp.
 #include "symbolic/helpers.h"
 
 namespace tonnx::sym {

@@ -1,7 +1,8 @@
-// Prepare-time fusions (PrepareOptions::optimize), on the plan's private copy of the graph.
-// Each rewrite computes exactly what the unfused nodes compute (the same ATen calls, bit for
-// bit), with fewer passes over memory and no allocations between the steps; fused nodes are
-// internal ops of the ai.tonnx domain, served by kernels_nn.cpp:
+// Every fusion (see fuse.h). The exporter's: Gemm(Transpose(W)) -> Gemm(W, transB=1).
+// The backend's, at prepare (PrepareOptions::optimize) on the plan's private copy of the
+// graph: each rewrite computes exactly what the unfused nodes compute (the same ATen calls,
+// bit for bit), with fewer passes over memory and no allocations between the steps; fused
+// nodes are internal ops of kFusedDomain, served by backend/kernels/nn.cpp:
 //   Conv [+ BatchNormalization] [+ Add] [+ act]   -> ai.tonnx::FusedConv
 //   ConvTranspose [+ BatchNormalization] [+ act]  -> ai.tonnx::FusedConv, transposed=1
 //   Gemm + act                                    -> ai.tonnx::FusedGemm
@@ -10,14 +11,16 @@
 // runs inside FusedConv; with fold_batchnorm it is folded into W and B instead, as ONNX
 // Runtime does: one pass less, but rounding differs (ResNet-50 on random weights moved
 // 1.8e-3 relative from LibTorch), so it is opt-in.
-#include "backend/fuse.h"
+#include "passes/fuse.h"
 
 #include <ATen/ATen.h>
 
 #include <optional>
 #include <unordered_set>
 
-namespace tonnx::backend {
+#include "passes/passes.h"
+
+namespace tonnx::passes {
 
 namespace {
 
@@ -130,10 +133,38 @@ void replace_chain(ir::Graph& g, const std::vector<ir::Node*>& chain, ir::Node* 
 
 }  // namespace
 
+size_t fuse_transpose_into_gemm(ir::Graph& g) {
+  size_t fused = 0;
+  for (const auto& node : g.nodes()) {
+    ir::Node* n = node.get();
+    if (!is_op(n, "Gemm")) continue;
+    for (size_t i = 0; i < 2; ++i) {
+      ir::Value* in = n->input(i);
+      ir::Node* t = in ? in->producer() : nullptr;
+      if (!is_op(t, "Transpose")) continue;
+      ir::Ints perm = t->attr_ints("perm");
+      if (!(perm.empty() || perm == ir::Ints{1, 0})) continue;
+      const char* attr = i == 0 ? "transA" : "transB";
+      n->set_attr(attr, int64_t{n->attr_i(attr, 0) ? 0 : 1});
+      n->replace_input(i, t->input(0));
+      ++fused;
+    }
+  }
+  if (fused) eliminate_dead_code(g);
+  return fused;
+}
+
+std::optional<FusedActivation> parse_fused_activation(const std::string& name) {
+  if (name.empty()) return FusedActivation::None;
+  if (name == "Relu") return FusedActivation::Relu;
+  if (name == "LeakyRelu") return FusedActivation::LeakyRelu;
+  if (name == "Sigmoid") return FusedActivation::Sigmoid;
+  if (name == "Tanh") return FusedActivation::Tanh;
+  return std::nullopt;
+}
+
 size_t fuse_for_cpu(ir::Graph& g, bool fold_bn) {
-  for (const auto& n : g.nodes())
-    for (const auto& a : n->attrs())
-      if (a.value.kind() == ir::AttrValue::Kind::Graph) return 0;
+  if (ir::has_subgraphs(g)) return 0;
   std::unordered_set<const ir::Value*> outputs(g.outputs().begin(), g.outputs().end());
   std::vector<ir::Node*> nodes;
   for (const auto& n : g.nodes()) nodes.push_back(n.get());
@@ -212,4 +243,4 @@ size_t fuse_for_cpu(ir::Graph& g, bool fold_bn) {
   return fused;
 }
 
-}  // namespace tonnx::backend
+}  // namespace tonnx::passes

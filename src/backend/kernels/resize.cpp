@@ -1,37 +1,75 @@
 // Resize and Upsample. Every mode is separable: each axis is resampled by a [out, in] weight
 // matrix built from the coordinate transform and the interpolation kernel, so nearest,
 // linear and cubic share one code path and any rank works.
-#include "backend/kernel.h"
+#include "backend/kernels/kernel.h"
 
 namespace tonnx::backend {
 namespace {
 
+enum class Mode { Nearest, Linear, Cubic };
+enum class Coord {
+  HalfPixel,
+  PytorchHalfPixel,
+  AlignCorners,
+  Asymmetric,
+  TfHalfPixelForNn,
+  TfCropAndResize
+};
+enum class Rounding { RoundPreferFloor, RoundPreferCeil, Floor, Ceil };
+
 struct ResizeAttrs {
-  std::string mode = "nearest", coord = "half_pixel", nearest = "round_prefer_floor";
+  Mode mode = Mode::Nearest;
+  Coord coord = Coord::HalfPixel;
+  Rounding nearest = Rounding::RoundPreferFloor;
   double cubic_a = -0.75, extrapolation = 0.0;
   bool exclude_outside = false;
 };
+
+// An attribute's value among `names` (in the enum's order), failing naming the node.
+template <typename E, size_t N>
+E parse_choice(const ir::Node& n, const char* attr, const std::string& value,
+               const char* const (&names)[N]) {
+  std::string known;
+  for (size_t i = 0; i < N; ++i) {
+    if (value == names[i]) return static_cast<E>(i);
+    known += (i ? ", " : "") + std::string(names[i]);
+  }
+  kernel_fail(n, std::string(attr) + " must be one of " + known + "; got '" + value + "'");
+}
+
+Mode parse_mode(const ir::Node& n, std::string value) {
+  if (value == "bilinear") value = "linear";  // Upsample's old name
+  static const char* const names[] = {"nearest", "linear", "cubic"};
+  return parse_choice<Mode>(n, "mode", value, names);
+}
 
 // `out` is in * scale, unrounded: ONNX transforms coordinates with the exact scale.
 double source_coord(const ResizeAttrs& a, int64_t i, int64_t in, double out, double scale,
                     double start, double end) {
   double x = static_cast<double>(i);
-  const std::string& c = a.coord;
-  if (c == "half_pixel") return (x + 0.5) / scale - 0.5;
-  if (c == "pytorch_half_pixel") return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
-  if (c == "align_corners") return out == 1 ? 0.0 : x * (in - 1) / (out - 1);
-  if (c == "asymmetric") return x / scale;
-  if (c == "tf_half_pixel_for_nn") return (x + 0.5) / scale;
-  // tf_crop_and_resize
+  switch (a.coord) {
+    case Coord::HalfPixel:
+      return (x + 0.5) / scale - 0.5;
+    case Coord::PytorchHalfPixel:
+      return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+    case Coord::AlignCorners:
+      return out == 1 ? 0.0 : x * (in - 1) / (out - 1);
+    case Coord::Asymmetric:
+      return x / scale;
+    case Coord::TfHalfPixelForNn:
+      return (x + 0.5) / scale;
+    case Coord::TfCropAndResize:
+      break;
+  }
   if (out > 1) return start * (in - 1) + x * (end - start) * (in - 1) / (out - 1);
   return 0.5 * (start + end) * (in - 1);
 }
 
-int64_t nearest_index(const std::string& mode, double x) {
-  if (mode == "floor") return static_cast<int64_t>(std::floor(x));
-  if (mode == "ceil") return static_cast<int64_t>(std::ceil(x));
+int64_t nearest_index(Rounding mode, double x) {
+  if (mode == Rounding::Floor) return static_cast<int64_t>(std::floor(x));
+  if (mode == Rounding::Ceil) return static_cast<int64_t>(std::ceil(x));
   double f = std::floor(x);
-  if (x - f == 0.5) return static_cast<int64_t>(mode == "round_prefer_ceil" ? f + 1 : f);
+  if (x - f == 0.5) return static_cast<int64_t>(mode == Rounding::RoundPreferCeil ? f + 1 : f);
   return static_cast<int64_t>(std::round(x));
 }
 
@@ -44,10 +82,10 @@ std::pair<at::Tensor, at::Tensor> axis_weights(const ResizeAttrs& a, int64_t in,
   auto clampi = [in](int64_t k) { return std::clamp<int64_t>(k, 0, in - 1); };
   for (int64_t i = 0; i < out; ++i) {
     double x = source_coord(a, i, in, in * scale, scale, start, end);
-    if (a.coord == "tf_crop_and_resize" && (x < 0 || x > in - 1)) outside[i] = true;
-    if (a.mode == "nearest") {
+    if (a.coord == Coord::TfCropAndResize && (x < 0 || x > in - 1)) outside[i] = true;
+    if (a.mode == Mode::Nearest) {
       M[i][clampi(nearest_index(a.nearest, x))] = 1;
-    } else if (a.mode == "linear") {
+    } else if (a.mode == Mode::Linear) {
       double xc = std::clamp(x, 0.0, static_cast<double>(in - 1));
       int64_t x0 = static_cast<int64_t>(std::floor(xc));
       double r = xc - x0;
@@ -97,7 +135,7 @@ at::Tensor resize(const ir::Node& n, const ResizeAttrs& a, const at::Tensor& x,
   at::Tensor y = x.to(at::kDouble);
   at::Tensor outside_any = at::zeros(sizes, at::kBool);
   for (int64_t d = 0; d < r; ++d) {
-    if (sizes[d] == x.size(d) && scales[d] == 1.0 && a.coord != "tf_crop_and_resize") continue;
+    if (sizes[d] == x.size(d) && scales[d] == 1.0 && a.coord != Coord::TfCropAndResize) continue;
     double start = roi.size() == static_cast<size_t>(2 * r) ? roi[d] : 0.0;
     double end = roi.size() == static_cast<size_t>(2 * r) ? roi[d + r] : 1.0;
     auto [m, outside] = axis_weights(a, x.size(d), sizes[d], scales[d], start, end);
@@ -106,7 +144,7 @@ at::Tensor resize(const ir::Node& n, const ResizeAttrs& a, const at::Tensor& x,
     shape[d] = sizes[d];
     outside_any = outside_any | outside.reshape(shape);
   }
-  if (a.coord == "tf_crop_and_resize")
+  if (a.coord == Coord::TfCropAndResize)
     y = at::where(outside_any, at::full({}, a.extrapolation, at::kDouble), y);
   if (!at::isFloatingType(st)) y = at::round(y);
   return y.to(st);
@@ -117,15 +155,23 @@ std::vector<double> to_doubles(const at::Tensor& t) {
   return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
 }
 
-TONNX_KERNEL("Resize", 10, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("Resize", 10, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   ResizeAttrs a;
-  a.mode = n.attr_s("mode", "nearest");
-  if (a.mode != "nearest" && a.mode != "linear" && a.mode != "cubic")
-    kernel_fail(n, "mode must be nearest, linear or cubic; got " + a.mode);
+  a.mode = parse_mode(n, n.attr_s("mode", "nearest"));
   bool v10 = s.opset < 11;
-  a.coord = v10 ? "asymmetric" : n.attr_s("coordinate_transformation_mode", "half_pixel");
-  a.nearest = v10 ? "floor" : n.attr_s("nearest_mode", "round_prefer_floor");
+  static const char* const coords[] = {"half_pixel", "pytorch_half_pixel",   "align_corners",
+                                       "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+  static const char* const roundings[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
+                                          "ceil"};
+  a.coord =
+      v10 ? Coord::Asymmetric
+          : parse_choice<Coord>(n, "coordinate_transformation_mode",
+                                n.attr_s("coordinate_transformation_mode", "half_pixel"), coords);
+  a.nearest =
+      v10 ? Rounding::Floor
+          : parse_choice<Rounding>(n, "nearest_mode",
+                                   n.attr_s("nearest_mode", "round_prefer_floor"), roundings);
   a.cubic_a = n.attr_f("cubic_coeff_a", -0.75f);
   a.exclude_outside = n.attr_i("exclude_outside", 0) != 0;
   a.extrapolation = n.attr_f("extrapolation_value", 0.0f);
@@ -141,13 +187,12 @@ TONNX_KERNEL("Resize", 10, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   };
 });
 
-TONNX_KERNEL("Upsample", 1, 9, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("Upsample", 1, 9, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   ResizeAttrs a;
-  a.mode = n.attr_s("mode", "nearest");
-  if (a.mode == "bilinear") a.mode = "linear";
-  a.coord = "asymmetric";
-  a.nearest = "floor";
+  a.mode = parse_mode(n, n.attr_s("mode", "nearest"));
+  a.coord = Coord::Asymmetric;
+  a.nearest = Rounding::Floor;
   std::vector<double> attr_scales;
   for (float f : n.attr_floats("scales")) attr_scales.push_back(f);
   if (s.opset < 7) {  // height_scale / width_scale on NCHW

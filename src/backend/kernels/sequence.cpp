@@ -1,5 +1,5 @@
 // Sequences and optionals: values that are not tensors (see RunValue in tonnx/backend.h).
-#include "backend/kernel.h"
+#include "backend/kernels/kernel.h"
 
 namespace tonnx::backend {
 namespace {
@@ -35,12 +35,12 @@ ir::DType elem_of(const RunValue& v) {
              : ir::DType::Undefined;
 }
 
-TONNX_VALUE_KERNEL("SequenceEmpty", 11, kAnyOpset, [](const KernelSpec& s) -> ValueKernelFn {
+TONNX_KERNEL("SequenceEmpty", 11, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   auto dtype = static_cast<ir::DType>(s.node.attr_i("dtype", 1));
   return [dtype](const RunValues&) -> RunValues { return {Sequence{dtype, {}}}; };
 });
 
-TONNX_VALUE_KERNEL("SequenceConstruct", 11, kAnyOpset, [](const KernelSpec& s) -> ValueKernelFn {
+TONNX_KERNEL("SequenceConstruct", 11, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   return [&n](const RunValues& in) -> RunValues {
     Sequence q;
@@ -50,7 +50,7 @@ TONNX_VALUE_KERNEL("SequenceConstruct", 11, kAnyOpset, [](const KernelSpec& s) -
   };
 });
 
-TONNX_VALUE_KERNEL("SequenceInsert", 11, kAnyOpset, [](const KernelSpec& s) -> ValueKernelFn {
+TONNX_KERNEL("SequenceInsert", 11, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   return [&n](const RunValues& in) -> RunValues {
     Sequence q = seq_arg(n, in, 0);
@@ -63,7 +63,7 @@ TONNX_VALUE_KERNEL("SequenceInsert", 11, kAnyOpset, [](const KernelSpec& s) -> V
   };
 });
 
-TONNX_VALUE_KERNEL("SequenceAt", 11, kAnyOpset, [](const KernelSpec& s) -> ValueKernelFn {
+TONNX_KERNEL("SequenceAt", 11, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   return [&n](const RunValues& in) -> RunValues {
     const Sequence& q = seq_arg(n, in, 0);
@@ -72,7 +72,7 @@ TONNX_VALUE_KERNEL("SequenceAt", 11, kAnyOpset, [](const KernelSpec& s) -> Value
   };
 });
 
-TONNX_VALUE_KERNEL("SequenceErase", 11, kAnyOpset, [](const KernelSpec& s) -> ValueKernelFn {
+TONNX_KERNEL("SequenceErase", 11, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   return [&n](const RunValues& in) -> RunValues {
     Sequence q = seq_arg(n, in, 0);
@@ -85,14 +85,14 @@ TONNX_VALUE_KERNEL("SequenceErase", 11, kAnyOpset, [](const KernelSpec& s) -> Va
   };
 });
 
-TONNX_VALUE_KERNEL("SequenceLength", 11, kAnyOpset, [](const KernelSpec& s) -> ValueKernelFn {
+TONNX_KERNEL("SequenceLength", 11, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   return [&n](const RunValues& in) -> RunValues {
     return {at::scalar_tensor(static_cast<int64_t>(seq_arg(n, in, 0).items.size()), at::kLong)};
   };
 });
 
-TONNX_VALUE_KERNEL("SplitToSequence", 11, kAnyOpset, [](const KernelSpec& s) -> ValueKernelFn {
+TONNX_KERNEL("SplitToSequence", 11, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   int64_t axis = n.attr_i("axis", 0);
   bool keepdims = n.attr_i("keepdims", 1) != 0;
@@ -126,7 +126,7 @@ TONNX_VALUE_KERNEL("SplitToSequence", 11, kAnyOpset, [](const KernelSpec& s) -> 
   };
 });
 
-TONNX_VALUE_KERNEL("ConcatFromSequence", 11, kAnyOpset, [](const KernelSpec& s) -> ValueKernelFn {
+TONNX_KERNEL("ConcatFromSequence", 11, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   int64_t axis = n.attr_i("axis", 0);
   bool new_axis = n.attr_i("new_axis", 0) != 0;
@@ -142,18 +142,18 @@ TONNX_VALUE_KERNEL("ConcatFromSequence", 11, kAnyOpset, [](const KernelSpec& s) 
 });
 
 // Optionals: an optional holding X is X; an empty one is RunValue::none().
-TONNX_VALUE_KERNEL("Optional", 15, kAnyOpset, [](const KernelSpec&) -> ValueKernelFn {
+TONNX_KERNEL("Optional", 15, kAnyOpset, [](const KernelSpec&) -> Kernel {
   return [](const RunValues& in) -> RunValues {
     if (in.empty() || in[0].empty()) return {RunValue::none()};
     return {in[0]};
   };
 });
-TONNX_VALUE_KERNEL("OptionalHasElement", 15, kAnyOpset, [](const KernelSpec&) -> ValueKernelFn {
+TONNX_KERNEL("OptionalHasElement", 15, kAnyOpset, [](const KernelSpec&) -> Kernel {
   return [](const RunValues& in) -> RunValues {
     return {at::scalar_tensor(!in.empty() && !in[0].empty(), at::kBool)};
   };
 });
-TONNX_VALUE_KERNEL("OptionalGetElement", 15, kAnyOpset, [](const KernelSpec& s) -> ValueKernelFn {
+TONNX_KERNEL("OptionalGetElement", 15, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   return [&n](const RunValues& in) -> RunValues {
     if (in.empty() || in[0].empty()) kernel_fail(n, "the optional input is empty");
@@ -161,7 +161,7 @@ TONNX_VALUE_KERNEL("OptionalGetElement", 15, kAnyOpset, [](const KernelSpec& s) 
   };
 });
 // Identity passes any value through (tensors, sequences, optionals).
-TONNX_VALUE_KERNEL("Identity", 1, kAnyOpset, [](const KernelSpec&) -> ValueKernelFn {
+TONNX_KERNEL("Identity", 1, kAnyOpset, [](const KernelSpec&) -> Kernel {
   return [](const RunValues& in) -> RunValues { return {in.at(0)}; };
 });
 

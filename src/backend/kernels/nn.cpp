@@ -1,5 +1,5 @@
 // Neural-network kernels: convolution, pooling, normalization, Gemm/MatMul, softmax.
-#include "backend/kernel.h"
+#include "backend/kernels/kernel.h"
 #include "backend/onednn.h"
 
 #include <ATen/native/ConvUtils.h>
@@ -10,7 +10,7 @@ namespace tonnx::backend {
 namespace {
 
 struct ConvLike {
-  std::string auto_pad;
+  AutoPad auto_pad = AutoPad::NotSet;
   std::vector<int64_t> kernel, strides, dilations, pads;  // pads: begins then ends
   bool ceil_mode = false;
 
@@ -22,16 +22,16 @@ struct ConvLike {
     if (p.size() != 2 * d)
       kernel_fail(n, "pads has " + std::to_string(p.size()) + " values; expected " +
                          std::to_string(2 * d) + " for " + std::to_string(d) + " spatial dims");
-    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    if (auto_pad == AutoPad::SameUpper || auto_pad == AutoPad::SameLower) {
       for (size_t i = 0; i < d; ++i) {
         int64_t s = stride(i), dil = dilation(i);
         int64_t out = (in_spatial[i] + s - 1) / s;
         int64_t total = std::max<int64_t>(0, (out - 1) * s + (k[i] - 1) * dil + 1 - in_spatial[i]);
         int64_t small = total / 2, big = total - small;
-        p[i] = auto_pad == "SAME_UPPER" ? small : big;
-        p[i + d] = auto_pad == "SAME_UPPER" ? big : small;
+        p[i] = auto_pad == AutoPad::SameUpper ? small : big;
+        p[i + d] = auto_pad == AutoPad::SameUpper ? big : small;
       }
-    } else if (auto_pad == "VALID") {
+    } else if (auto_pad == AutoPad::Valid) {
       std::fill(p.begin(), p.end(), 0);
     }
     return p;
@@ -57,7 +57,7 @@ struct ConvLike {
 
 ConvLike parse_conv_like(const ir::Node& n) {
   ConvLike c;
-  c.auto_pad = n.attr_s("auto_pad", "NOTSET");
+  c.auto_pad = parse_auto_pad(n);
   c.kernel = n.attr_ints("kernel_shape");
   c.strides = n.attr_ints("strides");
   c.dilations = n.attr_ints("dilations");
@@ -102,7 +102,7 @@ at::Tensor prepack_conv_weight(const KernelSpec& s, const ConvLike& c, int64_t g
     return {};
   // The node's geometry, where it is fixed, so that the format is the one the primitive wants.
   std::vector<int64_t> pad{0, 0}, st = c.stride_vec(2), dil = c.dilation_vec(2);
-  if (c.pads.size() == 4 && symmetric(c.pads) && (c.auto_pad == "NOTSET" || c.auto_pad.empty()))
+  if (c.pads.size() == 4 && symmetric(c.pads) && c.auto_pad == AutoPad::NotSet)
     pad = {c.pads[0], c.pads[1]};
   if (st.size() != 2 || dil.size() != 2) return {};
   try {
@@ -171,15 +171,15 @@ at::Tensor run_conv_transpose(const ir::Node& n, const ConvTransposeAttrs& a, co
   std::vector<int64_t> op =
       a.output_padding.empty() ? std::vector<int64_t>(d, 0) : a.output_padding;
   std::vector<int64_t> pads = c.pads.empty() ? std::vector<int64_t>(2 * d, 0) : c.pads;
-  bool explicit_pads = a.output_shape.empty() && c.auto_pad != "SAME_UPPER" &&
-                       c.auto_pad != "SAME_LOWER" && c.auto_pad != "VALID";
+  bool explicit_pads = a.output_shape.empty() && c.auto_pad == AutoPad::NotSet;
   if (explicit_pads && symmetric(pads))  // ATen crops symmetric pads itself: no copy
     return at::convolution(x, w, b, st, std::vector<int64_t>(pads.begin(), pads.begin() + d), dil,
                            true, op, a.group);
-  if (c.auto_pad == "VALID") std::fill(pads.begin(), pads.end(), 0);
+  if (c.auto_pad == AutoPad::Valid) std::fill(pads.begin(), pads.end(), 0);
   at::Tensor full =
       at::convolution(x, w, b, st, std::vector<int64_t>(d, 0), dil, true, op, a.group);
-  if (!a.output_shape.empty() || c.auto_pad == "SAME_UPPER" || c.auto_pad == "SAME_LOWER") {
+  if (!a.output_shape.empty() || c.auto_pad == AutoPad::SameUpper ||
+      c.auto_pad == AutoPad::SameLower) {
     for (size_t i = 0; i < d; ++i) {
       int64_t in_i = x.size(2 + i);
       int64_t target =
@@ -193,7 +193,7 @@ at::Tensor run_conv_transpose(const ir::Node& n, const ConvTransposeAttrs& a, co
         }());
         total = 0;
       }
-      bool upper = c.auto_pad != "SAME_LOWER";
+      bool upper = c.auto_pad != AutoPad::SameLower;
       pads[i] = upper ? total / 2 : total - total / 2;
       pads[i + d] = total - pads[i];
     }
@@ -211,7 +211,7 @@ at::Tensor run_conv_transpose(const ir::Node& n, const ConvTransposeAttrs& a, co
 std::shared_ptr<const OneDnnDeconv> make_onednn_deconv(const KernelSpec& s,
                                                        const ConvTransposeAttrs& a) {
   if (s.constant_inputs.size() < 2 || !s.constant_inputs[1].defined() || !a.output_shape.empty() ||
-      (a.c.auto_pad != "NOTSET" && !a.c.auto_pad.empty()))
+      a.c.auto_pad != AutoPad::NotSet)
     return nullptr;
   const at::Tensor& w = s.constant_inputs[1];
   size_t d = w.dim() > 2 ? static_cast<size_t>(w.dim() - 2) : 0;
@@ -235,10 +235,10 @@ std::shared_ptr<const OneDnnConv> make_onednn_conv(const KernelSpec& s, const Co
                                                    int64_t group, OneDnnConv::Fused f) {
   if (!s.onednn_conv || s.constant_inputs.size() < 2 || !s.constant_inputs[1].defined() ||
       s.constant_inputs[1].dim() != 4 ||
-      (c.auto_pad != "NOTSET" && c.auto_pad != "VALID" && !c.auto_pad.empty()))
+      (c.auto_pad != AutoPad::NotSet && c.auto_pad != AutoPad::Valid))
     return nullptr;
   OneDnnConv::Params p{c.strides, c.dilations, {}, {}, group};
-  if (c.auto_pad != "VALID" && !c.split_pads(2, p.pads_begin, p.pads_end)) return nullptr;
+  if (c.auto_pad != AutoPad::Valid && !c.split_pads(2, p.pads_begin, p.pads_end)) return nullptr;
   if (!c.kernel.empty() &&
       c.kernel != std::vector<int64_t>(s.constant_inputs[1].sizes().begin() + 2,
                                        s.constant_inputs[1].sizes().end()))
@@ -246,7 +246,7 @@ std::shared_ptr<const OneDnnConv> make_onednn_conv(const KernelSpec& s, const Co
   return OneDnnConv::make(s.constant_inputs[1], std::move(p), std::move(f));
 }
 
-TONNX_KERNEL("Conv", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("Conv", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   ConvLike c = parse_conv_like(n);
   int64_t group = n.attr_i("group", 1);
@@ -266,22 +266,32 @@ TONNX_KERNEL("Conv", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
 // The fused activation of an ai.tonnx node, applied in place on a tensor the kernel itself
 // allocated: the same ATen functions as the unfused kernels, so the same results.
 struct FusedActivation {
-  std::string kind;  // "", Relu, LeakyRelu, Sigmoid, Tanh
+  using Kind = passes::FusedActivation;
+  Kind kind = Kind::None;
   double alpha = 0.01;
-  explicit FusedActivation(const ir::Node& n)
-      : kind(n.attr_s("activation", "")), alpha(n.attr_f("activation_alpha", 0.01f)) {
-    if (kind != "" && kind != "Relu" && kind != "LeakyRelu" && kind != "Sigmoid" && kind != "Tanh")
-      kernel_fail(n, "unknown fused activation '" + kind + "'");
+  explicit FusedActivation(const ir::Node& n) : alpha(n.attr_f("activation_alpha", 0.01f)) {
+    std::string name = n.attr_s("activation", "");
+    std::optional<Kind> k = passes::parse_fused_activation(name);
+    if (!k) kernel_fail(n, "unknown fused activation '" + name + "'");
+    kind = *k;
   }
   void operator()(at::Tensor& y) const {
-    if (kind == "Relu")
-      y.relu_();
-    else if (kind == "LeakyRelu")
-      at::leaky_relu_(y, alpha);
-    else if (kind == "Sigmoid")
-      y.sigmoid_();
-    else if (kind == "Tanh")
-      y.tanh_();
+    switch (kind) {
+      case Kind::None:
+        break;
+      case Kind::Relu:
+        y.relu_();
+        break;
+      case Kind::LeakyRelu:
+        at::leaky_relu_(y, alpha);
+        break;
+      case Kind::Sigmoid:
+        y.sigmoid_();
+        break;
+      case Kind::Tanh:
+        y.tanh_();
+        break;
+    }
   }
 };
 
@@ -313,52 +323,53 @@ std::pair<at::Tensor, at::Tensor> batchnorm_alpha_beta(const KernelSpec& s, doub
 // ai.tonnx::FusedConv(X, W, B?, Z?[, scale, bias, mean, var]): Conv, or ConvTranspose with
 // transposed=1; then the inference BatchNormalization when its four inputs are given (with
 // bn_epsilon); then Z when given (Add, in place when the shapes agree); then the activation.
-TONNX_KERNEL_DOMAIN("FusedConv", "ai.tonnx", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
-  const ir::Node& n = s.node;
-  ConvTransposeAttrs a = parse_conv_transpose(n);
-  bool transposed = n.attr_i("transposed", 0) != 0;
-  FusedActivation act(n);
-  double eps = n.attr_f("bn_epsilon", 1e-5f);
-  auto dnn = transposed ? make_onednn_deconv(s, a) : nullptr;
-  std::shared_ptr<const OneDnnConv> dnn_conv;
-  if (!transposed) {
-    OneDnnConv::Fused f;
-    f.batchnorm = n.inputs().size() > 7;
-    if (f.batchnorm) {
-      auto bn = batchnorm_alpha_beta(s, eps);
-      f.bn_alpha = bn.first;
-      f.bn_beta = bn.second;
-    }
-    f.add = n.inputs().size() > 3 && n.input(3) != nullptr;
-    f.activation = act.kind;
-    f.alpha = static_cast<float>(act.alpha);
-    dnn_conv = make_onednn_conv(s, a.c, a.group, std::move(f));
-  }
-  at::Tensor w_mkldnn =
-      transposed || dnn_conv ? at::Tensor() : prepack_conv_weight(s, a.c, a.group);
-  return [a, transposed, act, eps, dnn, dnn_conv, w_mkldnn, &n](const Tensors& in) -> Tensors {
-    at::Tensor b = in.size() > 2 ? in[2] : at::Tensor();
-    at::Tensor z = in.size() > 3 ? in[3] : at::Tensor();
-    OneDnnConv::Done done;
-    at::Tensor y;
-    if (dnn_conv) y = dnn_conv->run(in.at(0), b, z, done);
-    if (!y.defined())
-      y = transposed ? conv_transpose(n, a, dnn.get(), in.at(0), in.at(1), b)
-                     : run_conv(n, a.c, a.group, in.at(0), in.at(1), b, w_mkldnn);
-    if (done.activation) return {y};
-    if (in.size() > 7 && !done.batchnorm)  // the same call as the BatchNormalization kernel
-      y = at::batch_norm(y, in[4], in[5], in[6], in[7], false, 0.0, eps, false);
-    if (in.size() > 3 && in[3].defined() && !done.add) {
-      const at::Tensor& z = in[3];
-      if (z.sizes() == y.sizes() && z.scalar_type() == y.scalar_type())
-        y.add_(z);
-      else
-        y = at::add(y, z);  // broadcasting: the Add's own semantics
-    }
-    act(y);
-    return {y};
-  };
-});
+TONNX_KERNEL_DOMAIN(
+    "FusedConv", passes::kFusedDomain, 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
+      const ir::Node& n = s.node;
+      ConvTransposeAttrs a = parse_conv_transpose(n);
+      bool transposed = n.attr_i("transposed", 0) != 0;
+      FusedActivation act(n);
+      double eps = n.attr_f("bn_epsilon", 1e-5f);
+      auto dnn = transposed ? make_onednn_deconv(s, a) : nullptr;
+      std::shared_ptr<const OneDnnConv> dnn_conv;
+      if (!transposed) {
+        OneDnnConv::Fused f;
+        f.batchnorm = n.inputs().size() > 7;
+        if (f.batchnorm) {
+          auto bn = batchnorm_alpha_beta(s, eps);
+          f.bn_alpha = bn.first;
+          f.bn_beta = bn.second;
+        }
+        f.add = n.inputs().size() > 3 && n.input(3) != nullptr;
+        f.activation = act.kind;
+        f.alpha = static_cast<float>(act.alpha);
+        dnn_conv = make_onednn_conv(s, a.c, a.group, std::move(f));
+      }
+      at::Tensor w_mkldnn =
+          transposed || dnn_conv ? at::Tensor() : prepack_conv_weight(s, a.c, a.group);
+      return [a, transposed, act, eps, dnn, dnn_conv, w_mkldnn, &n](const Tensors& in) -> Tensors {
+        at::Tensor b = in.size() > 2 ? in[2] : at::Tensor();
+        at::Tensor z = in.size() > 3 ? in[3] : at::Tensor();
+        OneDnnConv::Done done;
+        at::Tensor y;
+        if (dnn_conv) y = dnn_conv->run(in.at(0), b, z, done);
+        if (!y.defined())
+          y = transposed ? conv_transpose(n, a, dnn.get(), in.at(0), in.at(1), b)
+                         : run_conv(n, a.c, a.group, in.at(0), in.at(1), b, w_mkldnn);
+        if (done.activation) return {y};
+        if (in.size() > 7 && !done.batchnorm)  // the same call as the BatchNormalization kernel
+          y = at::batch_norm(y, in[4], in[5], in[6], in[7], false, 0.0, eps, false);
+        if (in.size() > 3 && in[3].defined() && !done.add) {
+          const at::Tensor& z = in[3];
+          if (z.sizes() == y.sizes() && z.scalar_type() == y.scalar_type())
+            y.add_(z);
+          else
+            y = at::add(y, z);  // broadcasting: the Add's own semantics
+        }
+        act(y);
+        return {y};
+      };
+    });
 
 // 2-D float pooling without indices, where ATen 1.13's NCHW kernels are slow (max_pool2d
 // always computes indices: 5-9 ms on ResNet's and Inception's first pools). Measured on
@@ -389,7 +400,7 @@ PoolPath pool_path(const at::Tensor& x, size_t d, bool is_max, bool want_indices
   return is_max ? PoolPath::ChannelsLast : PoolPath::ATen;
 }
 
-TONNX_KERNEL("MaxPool", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("MaxPool", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   ConvLike c = parse_conv_like(n);
   bool col_major = n.attr_i("storage_order", 0) != 0;
@@ -460,7 +471,7 @@ TONNX_KERNEL("MaxPool", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
 });
 
 // Average pooling as sum(x) / count, so that any padding and count_include_pad work.
-TONNX_KERNEL("AveragePool", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("AveragePool", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   ConvLike c = parse_conv_like(n);
   bool include_pad = n.attr_i("count_include_pad", 0) != 0;
@@ -499,7 +510,7 @@ TONNX_KERNEL("AveragePool", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   };
 });
 
-TONNX_KERNEL("GlobalAveragePool", 1, kAnyOpset, [](const KernelSpec&) -> KernelFn {
+TONNX_KERNEL("GlobalAveragePool", 1, kAnyOpset, [](const KernelSpec&) -> Kernel {
   return [](const Tensors& in) -> Tensors {
     const at::Tensor& x = in.at(0);
     std::vector<int64_t> dims;
@@ -507,7 +518,7 @@ TONNX_KERNEL("GlobalAveragePool", 1, kAnyOpset, [](const KernelSpec&) -> KernelF
     return {x.mean(dims, true)};
   };
 });
-TONNX_KERNEL("GlobalMaxPool", 1, kAnyOpset, [](const KernelSpec&) -> KernelFn {
+TONNX_KERNEL("GlobalMaxPool", 1, kAnyOpset, [](const KernelSpec&) -> Kernel {
   return [](const Tensors& in) -> Tensors {
     at::Tensor x = in.at(0);
     for (int64_t i = 2; i < x.dim(); ++i) x = std::get<0>(x.max(i, true));
@@ -515,7 +526,7 @@ TONNX_KERNEL("GlobalMaxPool", 1, kAnyOpset, [](const KernelSpec&) -> KernelFn {
   };
 });
 
-TONNX_KERNEL("BatchNormalization", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("BatchNormalization", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   double eps = n.attr_f("epsilon", 1e-5f);
   double momentum = n.attr_f("momentum", 0.9f);
@@ -574,7 +585,7 @@ at::Tensor run_gemm(const ir::Node& n, double alpha, double beta, bool ta, bool 
   return gemm(a, b, in.size() > 2 && beta != 0 ? in[2] : at::Tensor(), alpha, beta);
 }
 
-TONNX_KERNEL("Gemm", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("Gemm", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   double alpha = n.attr_f("alpha", 1.0f), beta = n.attr_f("beta", 1.0f);
   bool ta = n.attr_i("transA", 0), tb = n.attr_i("transB", 0);
@@ -585,39 +596,41 @@ TONNX_KERNEL("Gemm", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
 
 // ai.tonnx::FusedGemm: a Gemm (or, with batched=1, MatMul(A, B) + C over A's last axis, C
 // a vector of B's columns) followed by the activation.
-TONNX_KERNEL_DOMAIN("FusedGemm", "ai.tonnx", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
-  const ir::Node& n = s.node;
-  double alpha = n.attr_f("alpha", 1.0f), beta = n.attr_f("beta", 1.0f);
-  bool ta = n.attr_i("transA", 0), tb = n.attr_i("transB", 0);
-  bool batched = n.attr_i("batched", 0) != 0;
-  FusedActivation act(n);
-  return [alpha, beta, ta, tb, batched, act, &n](const Tensors& in) -> Tensors {
-    at::Tensor y;
-    if (batched) {
-      const at::Tensor &a = in.at(0), &b = in.at(1), &c = in.at(2);
-      if (a.dim() < 1 || b.dim() != 2 || a.size(-1) != b.size(0))
-        kernel_fail(n, "MatMul of " + std::to_string(a.dim()) + "-D A (last dim " +
-                           (a.dim() ? std::to_string(a.size(-1)) : std::string("-")) +
-                           ") with B of shape " + c10::str(b.sizes()) +
-                           ": A's last dim must equal B's rows");
-      std::vector<int64_t> shape(a.sizes().begin(), a.sizes().end() - 1);
-      shape.push_back(b.size(1));
-      y = gemm(a.reshape({-1, a.size(-1)}), b, c, 1.0, 1.0).view(shape);
-    } else {
-      y = run_gemm(n, alpha, beta, ta, tb, in);
-    }
-    act(y);
-    return {y};
-  };
-});
+TONNX_KERNEL_DOMAIN("FusedGemm", passes::kFusedDomain, 1, kAnyOpset,
+                    [](const KernelSpec& s) -> Kernel {
+                      const ir::Node& n = s.node;
+                      double alpha = n.attr_f("alpha", 1.0f), beta = n.attr_f("beta", 1.0f);
+                      bool ta = n.attr_i("transA", 0), tb = n.attr_i("transB", 0);
+                      bool batched = n.attr_i("batched", 0) != 0;
+                      FusedActivation act(n);
+                      return [alpha, beta, ta, tb, batched, act, &n](const Tensors& in) -> Tensors {
+                        at::Tensor y;
+                        if (batched) {
+                          const at::Tensor &a = in.at(0), &b = in.at(1), &c = in.at(2);
+                          if (a.dim() < 1 || b.dim() != 2 || a.size(-1) != b.size(0))
+                            kernel_fail(
+                                n, "MatMul of " + std::to_string(a.dim()) + "-D A (last dim " +
+                                       (a.dim() ? std::to_string(a.size(-1)) : std::string("-")) +
+                                       ") with B of shape " + c10::str(b.sizes()) +
+                                       ": A's last dim must equal B's rows");
+                          std::vector<int64_t> shape(a.sizes().begin(), a.sizes().end() - 1);
+                          shape.push_back(b.size(1));
+                          y = gemm(a.reshape({-1, a.size(-1)}), b, c, 1.0, 1.0).view(shape);
+                        } else {
+                          y = run_gemm(n, alpha, beta, ta, tb, in);
+                        }
+                        act(y);
+                        return {y};
+                      };
+                    });
 
-TONNX_KERNEL("MatMul", 1, kAnyOpset, [](const KernelSpec&) -> KernelFn {
+TONNX_KERNEL("MatMul", 1, kAnyOpset, [](const KernelSpec&) -> Kernel {
   return [](const Tensors& in) -> Tensors { return {at::matmul(in.at(0), in.at(1))}; };
 });
 
 // Opset < 13: the input is coerced to 2-D at `axis`; 13 applies along one axis.
 KernelFactory softmax_like(bool log) {
-  return [log](const KernelSpec& s) -> KernelFn {
+  return [log](const KernelSpec& s) -> Kernel {
     bool legacy = s.opset < 13;
     int64_t axis = s.node.attr_i("axis", legacy ? 1 : -1);
     const ir::Node& n = s.node;
@@ -636,7 +649,7 @@ KernelFactory softmax_like(bool log) {
 TONNX_KERNEL("Softmax", 1, kAnyOpset, softmax_like(false));
 TONNX_KERNEL("LogSoftmax", 1, kAnyOpset, softmax_like(true));
 
-TONNX_KERNEL("Dropout", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("Dropout", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   bool want_mask = s.node.outputs().size() > 1;
   double attr_ratio = s.node.attr_f("ratio", 0.5f);
   return [want_mask, attr_ratio](const Tensors& in) -> Tensors {
@@ -653,7 +666,7 @@ TONNX_KERNEL("Dropout", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   };
 });
 
-TONNX_KERNEL("Flatten", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("Flatten", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   int64_t axis = s.node.attr_i("axis", 1);
   const ir::Node& n = s.node;
   return [axis, &n](const Tensors& in) -> Tensors {
@@ -669,7 +682,7 @@ TONNX_KERNEL("Flatten", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
 });
 
 // ConvTranspose: computed without padding, then cropped by pads (or to output_shape).
-TONNX_KERNEL("ConvTranspose", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("ConvTranspose", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   ConvTransposeAttrs a = parse_conv_transpose(n);
   auto dnn = make_onednn_deconv(s, a);

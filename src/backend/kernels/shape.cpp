@@ -1,11 +1,11 @@
 // Shape and indexing kernels: ConstantOfShape, EyeLike, Tile, Split, Pad, Depth/SpaceToDepth,
 // GatherElements/ND, Scatter*, OneHot, NonZero, Compress, ReverseSequence, TopK, Unique.
-#include "backend/kernel.h"
+#include "backend/kernels/kernel.h"
 
 namespace tonnx::backend {
 namespace {
 
-TONNX_KERNEL("ConstantOfShape", 9, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("ConstantOfShape", 9, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   at::Tensor value = at::zeros({1}, at::kFloat);
   if (const ir::AttrValue* a = s.node.attr("value")) value = a->t();
   return [value](const Tensors& in) -> Tensors {
@@ -14,7 +14,7 @@ TONNX_KERNEL("ConstantOfShape", 9, kAnyOpset, [](const KernelSpec& s) -> KernelF
   };
 });
 
-TONNX_KERNEL("EyeLike", 9, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("EyeLike", 9, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   int64_t k = n.attr_i("k", 0);
   int64_t dtype = n.attr_i("dtype", 0);
@@ -31,12 +31,12 @@ TONNX_KERNEL("EyeLike", 9, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   };
 });
 
-TONNX_KERNEL("Tile", 6, kAnyOpset, [](const KernelSpec&) -> KernelFn {
+TONNX_KERNEL("Tile", 6, kAnyOpset, [](const KernelSpec&) -> Kernel {
   return [](const Tensors& in) -> Tensors { return {in.at(0).repeat(to_int_vector(in.at(1)))}; };
 });
 
 // Split: sizes from the `split` attribute (< 13) or input, else equal parts (num_outputs).
-TONNX_KERNEL("Split", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("Split", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   int64_t axis = n.attr_i("axis", 0);
   std::vector<int64_t> attr_split = n.attr_ints("split");
@@ -66,7 +66,7 @@ TONNX_KERNEL("Split", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
 });
 
 // Pad: constant, reflect, edge; pads as attribute (< 11) or input, with optional axes (18).
-TONNX_KERNEL("Pad", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("Pad", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   std::string mode = n.attr_s("mode", "constant");
   if (mode != "constant" && mode != "reflect" && mode != "edge")
@@ -133,7 +133,7 @@ TONNX_KERNEL("Pad", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   };
 });
 
-TONNX_KERNEL("DepthToSpace", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("DepthToSpace", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   int64_t b = s.node.attr_i("blocksize", 1);
   bool crd = s.node.attr_s("mode", "DCR") == "CRD";
   return [b, crd](const Tensors& in) -> Tensors {
@@ -147,7 +147,7 @@ TONNX_KERNEL("DepthToSpace", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
     return {y.reshape({N, C / (b * b), H * b, W * b})};
   };
 });
-TONNX_KERNEL("SpaceToDepth", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("SpaceToDepth", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   int64_t b = s.node.attr_i("blocksize", 1);
   return [b](const Tensors& in) -> Tensors {
     const at::Tensor& x = in.at(0);
@@ -168,7 +168,7 @@ at::Tensor wrap_indices(const ir::Node& n, const at::Tensor& idx_in, int64_t siz
   return at::where(idx < 0, idx + size, idx);
 }
 
-TONNX_KERNEL("GatherElements", 11, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("GatherElements", 11, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   int64_t axis = n.attr_i("axis", 0);
   return [&n, axis](const Tensors& in) -> Tensors {
@@ -180,7 +180,7 @@ TONNX_KERNEL("GatherElements", 11, kAnyOpset, [](const KernelSpec& s) -> KernelF
 
 // Scatter (opset 9-10) and ScatterElements: reduction none/add/mul (16), min/max (18).
 KernelFactory scatter_elements() {
-  return [](const KernelSpec& s) -> KernelFn {
+  return [](const KernelSpec& s) -> Kernel {
     const ir::Node& n = s.node;
     int64_t axis = n.attr_i("axis", 0);
     std::string red = n.attr_s("reduction", "none");
@@ -198,7 +198,7 @@ KernelFactory scatter_elements() {
 TONNX_KERNEL("Scatter", 9, 10, scatter_elements());
 TONNX_KERNEL("ScatterElements", 11, kAnyOpset, scatter_elements());
 
-TONNX_KERNEL("GatherND", 11, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("GatherND", 11, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   int64_t batch_dims = n.attr_i("batch_dims", 0);
   return [&n, batch_dims](const Tensors& in) -> Tensors {
@@ -233,7 +233,7 @@ TONNX_KERNEL("GatherND", 11, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   };
 });
 
-TONNX_KERNEL("ScatterND", 11, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("ScatterND", 11, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   std::string red = s.node.attr_s("reduction", "none");
   return [red](const Tensors& in) -> Tensors {
     at::Tensor x = in.at(0).clone();
@@ -268,7 +268,7 @@ TONNX_KERNEL("ScatterND", 11, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   };
 });
 
-TONNX_KERNEL("OneHot", 9, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("OneHot", 9, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   int64_t axis = n.attr_i("axis", -1);
   return [&n, axis](const Tensors& in) -> Tensors {
@@ -287,7 +287,7 @@ TONNX_KERNEL("OneHot", 9, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   };
 });
 
-TONNX_KERNEL("NonZero", 9, kAnyOpset, [](const KernelSpec&) -> KernelFn {
+TONNX_KERNEL("NonZero", 9, kAnyOpset, [](const KernelSpec&) -> Kernel {
   return [](const Tensors& in) -> Tensors {
     const at::Tensor& x = in.at(0);
     if (x.dim() == 0) return {at::zeros({0, x.item<bool>() ? 1 : 0}, at::kLong)};
@@ -295,7 +295,7 @@ TONNX_KERNEL("NonZero", 9, kAnyOpset, [](const KernelSpec&) -> KernelFn {
   };
 });
 
-TONNX_KERNEL("Compress", 9, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("Compress", 9, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   bool has_axis = n.has_attr("axis");
   int64_t axis = n.attr_i("axis", 0);
@@ -309,7 +309,7 @@ TONNX_KERNEL("Compress", 9, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   };
 });
 
-TONNX_KERNEL("ReverseSequence", 10, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("ReverseSequence", 10, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   int64_t batch_axis = s.node.attr_i("batch_axis", 1), time_axis = s.node.attr_i("time_axis", 0);
   return [batch_axis, time_axis](const Tensors& in) -> Tensors {
     at::Tensor y = in.at(0).clone();
@@ -324,7 +324,7 @@ TONNX_KERNEL("ReverseSequence", 10, kAnyOpset, [](const KernelSpec& s) -> Kernel
   };
 });
 
-TONNX_KERNEL("TopK", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("TopK", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   int64_t axis = n.attr_i("axis", -1);
   bool largest = n.attr_i("largest", 1) != 0, sorted = n.attr_i("sorted", 1) != 0;
@@ -344,7 +344,7 @@ TONNX_KERNEL("TopK", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   };
 });
 
-TONNX_KERNEL("Unique", 11, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("Unique", 11, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   bool has_axis = n.has_attr("axis");
   int64_t axis = n.attr_i("axis", 0);

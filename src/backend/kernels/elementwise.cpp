@@ -1,5 +1,5 @@
 // The elementwise family: one generic kernel over tables of ATen functions.
-#include "backend/kernel.h"
+#include "backend/kernels/kernel.h"
 
 namespace tonnx::backend {
 namespace {
@@ -8,14 +8,14 @@ using Unary = at::Tensor (*)(const at::Tensor&);
 using Binary = at::Tensor (*)(const at::Tensor&, const at::Tensor&);
 
 KernelFactory unary(Unary f) {
-  return [f](const KernelSpec&) -> KernelFn {
+  return [f](const KernelSpec&) -> Kernel {
     return [f](const Tensors& in) -> Tensors { return {f(in.at(0))}; };
   };
 }
 
 // Result keeps the type of the first input (ONNX requires equal types; Pow keeps the base's).
 KernelFactory binary(Binary f, bool keep_type = true) {
-  return [f, keep_type](const KernelSpec& spec) -> KernelFn {
+  return [f, keep_type](const KernelSpec& spec) -> Kernel {
     const ir::Node& node = spec.node;
     // Opset < 7 broadcasts only with broadcast=1, aligning B at `axis`.
     int64_t legacy_axis =
@@ -65,7 +65,6 @@ at::Tensor not_(const at::Tensor& x) { return at::logical_not(x); }
 at::Tensor isnan_(const at::Tensor& x) { return at::isnan(x); }
 at::Tensor softsign(const at::Tensor& x) { return x / (1 + at::abs(x)); }
 at::Tensor softplus(const at::Tensor& x) { return at::log1p(at::exp(-at::abs(x))) + at::relu(x); }
-at::Tensor identity(const at::Tensor& x) { return x; }
 
 at::Tensor add(const at::Tensor& a, const at::Tensor& b) { return at::add(a, b); }
 at::Tensor sub(const at::Tensor& a, const at::Tensor& b) { return at::sub(a, b); }
@@ -114,7 +113,6 @@ TONNX_KERNEL("Not", 1, kAnyOpset, unary(not_));
 TONNX_KERNEL("IsNaN", 9, kAnyOpset, unary(isnan_));
 TONNX_KERNEL("Softsign", 1, kAnyOpset, unary(softsign));
 TONNX_KERNEL("Softplus", 1, kAnyOpset, unary(softplus));
-TONNX_KERNEL("Identity", 1, kAnyOpset, unary(identity));
 
 TONNX_KERNEL("Add", 1, kAnyOpset, binary(add));
 TONNX_KERNEL("Sub", 1, kAnyOpset, binary(sub));
@@ -124,7 +122,15 @@ TONNX_KERNEL("Pow", 1, kAnyOpset, binary(pow_));
 TONNX_KERNEL("And", 1, kAnyOpset, binary(and_, false));
 TONNX_KERNEL("Or", 1, kAnyOpset, binary(or_, false));
 TONNX_KERNEL("Xor", 1, kAnyOpset, binary(xor_, false));
-TONNX_KERNEL("Equal", 1, kAnyOpset, binary(eq, false));
+// Equal compares string tensors too (string.cpp).
+TONNX_KERNEL("Equal", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
+  const ir::Node& n = s.node;
+  Kernel numeric = binary(eq, false)(s);
+  return [&n, numeric](const RunValues& in) -> RunValues {
+    if (in.at(0).is_strings()) return {equal_strings(n, in[0], in.at(1))};
+    return numeric(in, n);
+  };
+});
 TONNX_KERNEL("Greater", 1, kAnyOpset, binary(gt, false));
 TONNX_KERNEL("Less", 1, kAnyOpset, binary(lt, false));
 TONNX_KERNEL("GreaterOrEqual", 12, kAnyOpset, binary(ge, false));
@@ -132,7 +138,7 @@ TONNX_KERNEL("LessOrEqual", 12, kAnyOpset, binary(le, false));
 
 // Variadic Sum / Max / Min / Mean with broadcasting.
 KernelFactory variadic(Binary f, bool mean) {
-  return [f, mean](const KernelSpec&) -> KernelFn {
+  return [f, mean](const KernelSpec&) -> Kernel {
     return [f, mean](const Tensors& in) -> Tensors {
       at::Tensor acc = in.at(0);
       for (size_t i = 1; i < in.size(); ++i) acc = f(acc, in[i]);
@@ -149,15 +155,15 @@ TONNX_KERNEL("Max", 1, kAnyOpset, variadic(max_, false));
 TONNX_KERNEL("Min", 1, kAnyOpset, variadic(min_, false));
 
 // Activations with attributes.
-TONNX_KERNEL("LeakyRelu", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("LeakyRelu", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   double alpha = s.node.attr_f("alpha", 0.01f);
   return [alpha](const Tensors& in) -> Tensors { return {at::leaky_relu(in.at(0), alpha)}; };
 });
-TONNX_KERNEL("Elu", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("Elu", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   double alpha = s.node.attr_f("alpha", 1.0f);
   return [alpha](const Tensors& in) -> Tensors { return {at::elu(in.at(0), alpha)}; };
 });
-TONNX_KERNEL("Selu", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("Selu", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   double alpha = s.node.attr_f("alpha", 1.67326319217681884765625f);
   double gamma = s.node.attr_f("gamma", 1.05070102214813232421875f);
   return [alpha, gamma](const Tensors& in) -> Tensors {
@@ -165,7 +171,7 @@ TONNX_KERNEL("Selu", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
     return {gamma * at::where(x > 0, x, alpha * (at::exp(x) - 1))};
   };
 });
-TONNX_KERNEL("HardSigmoid", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("HardSigmoid", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   double alpha = s.node.attr_f("alpha", 0.2f), beta = s.node.attr_f("beta", 0.5f);
   return [alpha, beta](const Tensors& in) -> Tensors {
     return {at::clamp(in.at(0) * alpha + beta, 0, 1)};
@@ -173,7 +179,7 @@ TONNX_KERNEL("HardSigmoid", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
 });
 TONNX_KERNEL("HardSwish", 14, kAnyOpset,
              unary([](const at::Tensor& x) { return at::hardswish(x); }));
-TONNX_KERNEL("PRelu", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("PRelu", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   bool legacy = s.opset < 7;
   return [legacy](const Tensors& in) -> Tensors {
     const at::Tensor& x = in.at(0);
@@ -188,12 +194,12 @@ TONNX_KERNEL("PRelu", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
     return {at::where(x >= 0, x, x * slope)};
   };
 });
-TONNX_KERNEL("Clip", 1, 10, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("Clip", 1, 10, [](const KernelSpec& s) -> Kernel {
   double lo = s.node.attr_f("min", std::numeric_limits<float>::lowest());
   double hi = s.node.attr_f("max", std::numeric_limits<float>::max());
   return [lo, hi](const Tensors& in) -> Tensors { return {at::clamp(in.at(0), lo, hi)}; };
 });
-TONNX_KERNEL("Clip", 11, kAnyOpset, [](const KernelSpec&) -> KernelFn {
+TONNX_KERNEL("Clip", 11, kAnyOpset, [](const KernelSpec&) -> Kernel {
   return [](const Tensors& in) -> Tensors {
     at::Tensor x = in.at(0);
     if (in.size() > 1 && in[1].defined()) x = at::maximum(x, in[1].to(x.scalar_type()));

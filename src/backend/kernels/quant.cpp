@@ -1,7 +1,7 @@
 // Quantization kernels: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,
 // MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv. Arithmetic is done in float/int32
 // like ONNX's reference: round half to even, saturate to the output type.
-#include "backend/kernel.h"
+#include "backend/kernels/kernel.h"
 
 namespace tonnx::backend {
 namespace {
@@ -21,7 +21,7 @@ at::Tensor saturate(const at::Tensor& v, at::ScalarType st) {
   return at::clamp(v, lo, hi).to(st);
 }
 
-TONNX_KERNEL("QuantizeLinear", 10, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("QuantizeLinear", 10, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   int64_t axis = n.attr_i("axis", 1);
   return [&n, axis](const Tensors& in) -> Tensors {
@@ -36,7 +36,7 @@ TONNX_KERNEL("QuantizeLinear", 10, kAnyOpset, [](const KernelSpec& s) -> KernelF
   };
 });
 
-TONNX_KERNEL("DequantizeLinear", 10, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("DequantizeLinear", 10, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   int64_t axis = n.attr_i("axis", 1);
   return [&n, axis](const Tensors& in) -> Tensors {
@@ -50,7 +50,7 @@ TONNX_KERNEL("DequantizeLinear", 10, kAnyOpset, [](const KernelSpec& s) -> Kerne
   };
 });
 
-TONNX_KERNEL("DynamicQuantizeLinear", 11, kAnyOpset, [](const KernelSpec&) -> KernelFn {
+TONNX_KERNEL("DynamicQuantizeLinear", 11, kAnyOpset, [](const KernelSpec&) -> Kernel {
   return [](const Tensors& in) -> Tensors {
     at::Tensor x = in.at(0).to(at::kFloat);
     float lo = std::min(0.0f, x.min().item<float>()), hi = std::max(0.0f, x.max().item<float>());
@@ -63,7 +63,7 @@ TONNX_KERNEL("DynamicQuantizeLinear", 11, kAnyOpset, [](const KernelSpec&) -> Ke
   };
 });
 
-TONNX_KERNEL("MatMulInteger", 10, kAnyOpset, [](const KernelSpec&) -> KernelFn {
+TONNX_KERNEL("MatMulInteger", 10, kAnyOpset, [](const KernelSpec&) -> Kernel {
   return [](const Tensors& in) -> Tensors {
     const at::Tensor &a = in.at(0), &b = in.at(1);
     at::Tensor azp = in.size() > 2 ? in[2] : at::Tensor(),
@@ -103,7 +103,7 @@ at::Tensor conv_nd(const at::Tensor& x, const at::Tensor& w, const ir::Node& n) 
                          std::vector<int64_t>(d, 0), n.attr_i("group", 1));
 }
 
-TONNX_KERNEL("ConvInteger", 10, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("ConvInteger", 10, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   return [&n](const Tensors& in) -> Tensors {
     at::Tensor x = in.at(0).to(at::kDouble), w = in.at(1).to(at::kDouble);
@@ -113,7 +113,7 @@ TONNX_KERNEL("ConvInteger", 10, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   };
 });
 
-TONNX_KERNEL("QLinearMatMul", 10, kAnyOpset, [](const KernelSpec&) -> KernelFn {
+TONNX_KERNEL("QLinearMatMul", 10, kAnyOpset, [](const KernelSpec&) -> Kernel {
   return [](const Tensors& in) -> Tensors {
     at::Tensor a = (in.at(0).to(at::kDouble) - in.at(2).to(at::kDouble)) * in.at(1).to(at::kDouble);
     at::Tensor b = (in.at(3).to(at::kDouble) - in.at(5).to(at::kDouble)) * in.at(4).to(at::kDouble);
@@ -122,7 +122,7 @@ TONNX_KERNEL("QLinearMatMul", 10, kAnyOpset, [](const KernelSpec&) -> KernelFn {
   };
 });
 
-TONNX_KERNEL("QLinearConv", 10, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("QLinearConv", 10, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   return [&n](const Tensors& in) -> Tensors {
     at::Tensor x = in.at(0).to(at::kDouble) - in.at(2).to(at::kDouble);

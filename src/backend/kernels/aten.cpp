@@ -6,7 +6,7 @@
 // schema's arguments, and absent ones take the schema's defaults.
 #include <ATen/core/dispatch/Dispatcher.h>
 
-#include "backend/kernel.h"
+#include "backend/kernels/kernel.h"
 
 namespace tonnx::backend {
 namespace {
@@ -49,7 +49,7 @@ c10::IValue attr_to_ivalue(const ir::Node& n, const c10::Argument& a, const ir::
 }
 
 KernelFactory aten_kernel(bool from_attr) {
-  return [from_attr](const KernelSpec& s) -> KernelFn {
+  return [from_attr](const KernelSpec& s) -> Kernel {
     const ir::Node& n = s.node;
     std::string op = from_attr ? n.attr_s("operator", "") : n.op_type();
     std::string overload = from_attr ? n.attr_s("overload_name", "") : "";

@@ -1,11 +1,11 @@
 // Sampling and detection kernels: GridSample, MaxUnpool, NonMaxSuppression, RoiAlign, and
 // the random ops (Bernoulli, RandomUniformLike), which draw from LibTorch's generator.
-#include "backend/kernel.h"
+#include "backend/kernels/kernel.h"
 
 namespace tonnx::backend {
 namespace {
 
-TONNX_KERNEL("GridSample", 16, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("GridSample", 16, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   std::string mode = n.attr_s("mode", "bilinear"), pad = n.attr_s("padding_mode", "zeros");
   bool align = n.attr_i("align_corners", 0) != 0;
@@ -18,7 +18,7 @@ TONNX_KERNEL("GridSample", 16, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   };
 });
 
-TONNX_KERNEL("MaxUnpool", 9, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("MaxUnpool", 9, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   std::vector<int64_t> k = n.attr_ints("kernel_shape"), st = n.attr_ints("strides"),
                        pads = n.attr_ints("pads");
@@ -67,7 +67,7 @@ double iou(const float* a, const float* b, bool center) {
   return uni > 0 ? inter / uni : 0.0;
 }
 
-TONNX_KERNEL("NonMaxSuppression", 10, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("NonMaxSuppression", 10, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   bool center = s.node.attr_i("center_point_box", 0) != 0;
   return [center](const Tensors& in) -> Tensors {
     at::Tensor boxes = in.at(0).to(at::kFloat).contiguous();
@@ -101,7 +101,7 @@ TONNX_KERNEL("NonMaxSuppression", 10, kAnyOpset, [](const KernelSpec& s) -> Kern
   };
 });
 
-TONNX_KERNEL("RoiAlign", 10, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("RoiAlign", 10, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   bool avg = n.attr_s("mode", "avg") == "avg";
   int64_t oh = n.attr_i("output_height", 1), ow = n.attr_i("output_width", 1);
@@ -169,7 +169,7 @@ TONNX_KERNEL("RoiAlign", 10, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   };
 });
 
-TONNX_KERNEL("Bernoulli", 15, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("Bernoulli", 15, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   int64_t dtype = s.node.attr_i("dtype", 0);
   return [dtype](const Tensors& in) -> Tensors {
     at::Tensor y = at::bernoulli(in.at(0).to(at::kDouble));
@@ -178,7 +178,7 @@ TONNX_KERNEL("Bernoulli", 15, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   };
 });
 
-TONNX_KERNEL("RandomUniformLike", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("RandomUniformLike", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   double lo = s.node.attr_f("low", 0.0f), hi = s.node.attr_f("high", 1.0f);
   int64_t dtype = s.node.attr_i("dtype", 0);
   return [lo, hi, dtype](const Tensors& in) -> Tensors {

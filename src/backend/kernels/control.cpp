@@ -1,7 +1,7 @@
 // Control flow: If, Loop, Scan and SequenceMap run subgraph plans. A node's subgraphs may read
 // outer-scope values; the plan passes them after the node's own inputs, in the order of
 // subgraph_captures(node), and each subgraph plan takes that same capture list.
-#include "backend/kernel.h"
+#include "backend/kernels/kernel.h"
 
 namespace tonnx::backend {
 namespace {
@@ -32,7 +32,7 @@ bool truth(const ir::Node& n, const RunValue& v, const char* what) {
   return v.tensor().item<bool>();
 }
 
-TONNX_VALUE_KERNEL("If", 1, kAnyOpset, [](const KernelSpec& s) -> ValueKernelFn {
+TONNX_KERNEL("If", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   Body then_b = body_of(s, "then_branch"), else_b = body_of(s, "else_branch");
   return [&n, then_b, else_b](const RunValues& in) -> RunValues {
@@ -47,7 +47,7 @@ at::Tensor stack_or_empty(const std::vector<at::Tensor>& ts, int64_t axis = 0) {
   return at::stack(ts, axis);
 }
 
-TONNX_VALUE_KERNEL("Loop", 1, kAnyOpset, [](const KernelSpec& s) -> ValueKernelFn {
+TONNX_KERNEL("Loop", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   Body body = body_of(s, "body");
   size_t n_carried = n.inputs().size() >= 2 ? n.inputs().size() - 2 : 0;
@@ -117,7 +117,7 @@ RunValues scan_once(const ir::Node& n, const Body& body, const ScanAttrs& a, Run
   return result;
 }
 
-TONNX_VALUE_KERNEL("Scan", 9, kAnyOpset, [](const KernelSpec& s) -> ValueKernelFn {
+TONNX_KERNEL("Scan", 9, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   Body body = body_of(s, "body");
   ScanAttrs a{n.attr_i("num_scan_inputs", 0), n.attr_ints("scan_input_axes"),
@@ -136,7 +136,7 @@ TONNX_VALUE_KERNEL("Scan", 9, kAnyOpset, [](const KernelSpec& s) -> ValueKernelF
 });
 
 // Opset 8: a batch axis 0 and an optional sequence_lens first input.
-TONNX_VALUE_KERNEL("Scan", 8, 8, [](const KernelSpec& s) -> ValueKernelFn {
+TONNX_KERNEL("Scan", 8, 8, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   Body body = body_of(s, "body");
   ScanAttrs a{n.attr_i("num_scan_inputs", 0), {}, n.attr_ints("directions"), {}, {}};
@@ -163,7 +163,7 @@ TONNX_VALUE_KERNEL("Scan", 8, 8, [](const KernelSpec& s) -> ValueKernelFn {
 
 // SequenceMap: runs the body once per position of the sequence inputs; tensor inputs are
 // passed whole to every iteration.
-TONNX_VALUE_KERNEL("SequenceMap", 17, kAnyOpset, [](const KernelSpec& s) -> ValueKernelFn {
+TONNX_KERNEL("SequenceMap", 17, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   Body body = body_of(s, "body");
   size_t n_out = n.outputs().size();

@@ -1,11 +1,12 @@
 // String tensors (StringTensor in tonnx/backend.h): StringNormalizer, TfIdfVectorizer, Equal
-// on strings, Cast to and from strings.
+// on strings (for elementwise.cpp's Equal), and Cast and CastLike of every value, numbers
+// and strings.
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <set>
 
-#include "backend/kernel.h"
+#include "backend/kernels/kernel.h"
 
 namespace tonnx::backend {
 namespace {
@@ -19,7 +20,7 @@ std::string upper(std::string s) {
   return s;
 }
 
-TONNX_VALUE_KERNEL("StringNormalizer", 10, kAnyOpset, [](const KernelSpec& s) -> ValueKernelFn {
+TONNX_KERNEL("StringNormalizer", 10, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   std::string action = n.attr_s("case_change_action", "NONE");
   bool sensitive = n.attr_i("is_case_sensitive", 0) != 0;
@@ -46,7 +47,7 @@ TONNX_VALUE_KERNEL("StringNormalizer", 10, kAnyOpset, [](const KernelSpec& s) ->
 
 // TfIdfVectorizer over int or string n-grams; pool_* hold the n-grams of each length in
 // order of ngram_counts; ngram_indexes map them to output columns.
-TONNX_VALUE_KERNEL("TfIdfVectorizer", 9, kAnyOpset, [](const KernelSpec& s) -> ValueKernelFn {
+TONNX_KERNEL("TfIdfVectorizer", 9, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   int64_t min_n = n.attr_i("min_gram_length", 1), max_n = n.attr_i("max_gram_length", 1);
   int64_t max_skip = n.attr_i("max_skip_count", 0);
@@ -180,13 +181,13 @@ RunValue cast_value(const ir::Node& n, const RunValue& v, ir::DType to) {
   return s;
 }
 
-TONNX_VALUE_KERNEL("Cast", 6, kAnyOpset, [](const KernelSpec& s) -> ValueKernelFn {
+TONNX_KERNEL("Cast", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   auto to = static_cast<ir::DType>(n.attr_i("to", 0));
   return [&n, to](const RunValues& in) -> RunValues { return {cast_value(n, in.at(0), to)}; };
 });
 
-TONNX_VALUE_KERNEL("CastLike", 15, kAnyOpset, [](const KernelSpec& s) -> ValueKernelFn {
+TONNX_KERNEL("CastLike", 15, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   return [&n](const RunValues& in) -> RunValues {
     const RunValue& like = in.at(1);
@@ -196,22 +197,18 @@ TONNX_VALUE_KERNEL("CastLike", 15, kAnyOpset, [](const KernelSpec& s) -> ValueKe
   };
 });
 
-// Equal compares string tensors elementwise (same shape or a single string).
-TONNX_VALUE_KERNEL("Equal", 1, kAnyOpset, [](const KernelSpec& s) -> ValueKernelFn {
-  const ir::Node& n = s.node;
-  KernelFn numeric = (*find_kernel("Equal", "", s.opset))(s);
-  return [&n, numeric](const RunValues& in) -> RunValues {
-    if (!in.at(0).is_strings()) return {numeric({in[0].tensor(), in.at(1).tensor()})[0]};
-    const StringTensor &a = in[0].strings(), &b = in.at(1).strings();
-    bool scalar_b = b.data.size() == 1;
-    if (!scalar_b && a.shape != b.shape)
-      kernel_fail(n, "string inputs must have equal shapes (or B a single string)");
-    at::Tensor y = at::empty({static_cast<int64_t>(a.data.size())}, at::kBool);
-    for (size_t i = 0; i < a.data.size(); ++i)
-      y[static_cast<int64_t>(i)] = a.data[i] == b.data[scalar_b ? 0 : i];
-    return {y.reshape(a.shape)};
-  };
-});
-
 }  // namespace
+
+// Equal of string tensors, elementwise (same shape, or B a single string): for Equal's kernel.
+at::Tensor equal_strings(const ir::Node& n, const RunValue& a_in, const RunValue& b_in) {
+  const StringTensor &a = a_in.strings(), &b = b_in.strings();
+  bool scalar_b = b.data.size() == 1;
+  if (!scalar_b && a.shape != b.shape)
+    kernel_fail(n, "string inputs must have equal shapes (or B a single string)");
+  at::Tensor y = at::empty({static_cast<int64_t>(a.data.size())}, at::kBool);
+  for (size_t i = 0; i < a.data.size(); ++i)
+    y[static_cast<int64_t>(i)] = a.data[i] == b.data[scalar_b ? 0 : i];
+  return y.reshape(a.shape);
+}
+
 }  // namespace tonnx::backend

@@ -1,25 +1,25 @@
 // Math kernels beyond the elementwise tables: activations with attributes, Mod, BitShift,
 // CumSum, Det, Einsum, Hardmax, Trilu, Where, Range.
-#include "backend/kernel.h"
+#include "backend/kernels/kernel.h"
 
 namespace tonnx::backend {
 namespace {
 
 using Fn1 = std::function<at::Tensor(const at::Tensor&)>;
-KernelFn unary_fn(Fn1 f) {
+Kernel unary_fn(Fn1 f) {
   return [f](const Tensors& in) -> Tensors { return {f(in.at(0))}; };
 }
 
-TONNX_KERNEL("Celu", 12, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("Celu", 12, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   double alpha = s.node.attr_f("alpha", 1.0f);
   return unary_fn([alpha](const at::Tensor& x) { return at::celu(x, alpha); });
 });
-TONNX_KERNEL("ThresholdedRelu", 10, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("ThresholdedRelu", 10, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   double alpha = s.node.attr_f("alpha", 1.0f);
   return unary_fn(
       [alpha](const at::Tensor& x) { return at::where(x > alpha, x, at::zeros_like(x)); });
 });
-TONNX_KERNEL("Shrink", 9, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("Shrink", 9, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   double bias = s.node.attr_f("bias", 0.0f), lambd = s.node.attr_f("lambd", 0.5f);
   return unary_fn([bias, lambd](const at::Tensor& x) {
     at::Tensor y =
@@ -27,7 +27,7 @@ TONNX_KERNEL("Shrink", 9, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
     return y.to(x.scalar_type());
   });
 });
-TONNX_KERNEL("IsInf", 10, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("IsInf", 10, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   bool pos = s.node.attr_i("detect_positive", 1) != 0,
        neg = s.node.attr_i("detect_negative", 1) != 0;
   return unary_fn([pos, neg](const at::Tensor& x) {
@@ -39,7 +39,7 @@ TONNX_KERNEL("IsInf", 10, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
 });
 
 // Mod: fmod=0 takes the divisor's sign (integers only), fmod=1 the dividend's (C fmod).
-TONNX_KERNEL("Mod", 10, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("Mod", 10, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   bool fmod = s.node.attr_i("fmod", 0) != 0;
   return [fmod](const Tensors& in) -> Tensors {
     const at::Tensor &a = in.at(0), &b = in.at(1);
@@ -48,7 +48,7 @@ TONNX_KERNEL("Mod", 10, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   };
 });
 
-TONNX_KERNEL("BitShift", 11, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("BitShift", 11, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   std::string dir = s.node.attr_s("direction", "");
   if (dir != "LEFT" && dir != "RIGHT")
     kernel_fail(s.node, "direction must be \"LEFT\" or \"RIGHT\", got \"" + dir + "\"");
@@ -59,7 +59,7 @@ TONNX_KERNEL("BitShift", 11, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   };
 });
 
-TONNX_KERNEL("CumSum", 11, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("CumSum", 11, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   bool exclusive = n.attr_i("exclusive", 0) != 0, reverse = n.attr_i("reverse", 0) != 0;
   return [&n, exclusive, reverse](const Tensors& in) -> Tensors {
@@ -73,18 +73,18 @@ TONNX_KERNEL("CumSum", 11, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   };
 });
 
-TONNX_KERNEL("Det", 11, kAnyOpset, [](const KernelSpec&) -> KernelFn {
+TONNX_KERNEL("Det", 11, kAnyOpset, [](const KernelSpec&) -> Kernel {
   return [](const Tensors& in) -> Tensors { return {at::linalg_det(in.at(0))}; };
 });
 
-TONNX_KERNEL("Einsum", 12, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("Einsum", 12, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   std::string eq = s.node.attr_s("equation", "");
   eq.erase(std::remove(eq.begin(), eq.end(), ' '), eq.end());
   return [eq](const Tensors& in) -> Tensors { return {at::einsum(eq, in)}; };
 });
 
 // Hardmax: 1 at the first maximum along the axis (opset < 13: of the input coerced to 2-D).
-TONNX_KERNEL("Hardmax", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("Hardmax", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   bool legacy = s.opset < 13;
   int64_t axis = n.attr_i("axis", legacy ? 1 : -1);
@@ -103,7 +103,7 @@ TONNX_KERNEL("Hardmax", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   };
 });
 
-TONNX_KERNEL("Trilu", 14, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("Trilu", 14, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   bool upper = s.node.attr_i("upper", 1) != 0;
   return [upper](const Tensors& in) -> Tensors {
     int64_t k = in.size() > 1 && in[1].defined() ? in[1].item<int64_t>() : 0;
@@ -112,13 +112,13 @@ TONNX_KERNEL("Trilu", 14, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   };
 });
 
-TONNX_KERNEL("Where", 9, kAnyOpset, [](const KernelSpec&) -> KernelFn {
+TONNX_KERNEL("Where", 9, kAnyOpset, [](const KernelSpec&) -> Kernel {
   return [](const Tensors& in) -> Tensors {
     return {at::where(in.at(0).to(at::kBool), in.at(1), in.at(2))};
   };
 });
 
-TONNX_KERNEL("Range", 11, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("Range", 11, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   return [&n](const Tensors& in) -> Tensors {
     const at::Tensor &start = in.at(0), &limit = in.at(1), &delta = in.at(2);

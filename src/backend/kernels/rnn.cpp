@@ -1,5 +1,5 @@
 // Recurrent kernels: RNN, GRU, LSTM (ONNX gate orders: GRU z r h; LSTM i o f c; peepholes i o f).
-#include "backend/kernel.h"
+#include "backend/kernels/kernel.h"
 
 namespace tonnx::backend {
 namespace {
@@ -143,7 +143,7 @@ Tensors run_rnn(const ir::Node& n, const RnnAttrs& a, Cell cell, const Tensors& 
 }
 
 KernelFactory rnn_factory(Cell cell, std::vector<std::string> defaults) {
-  return [cell, defaults](const KernelSpec& s) -> KernelFn {
+  return [cell, defaults](const KernelSpec& s) -> Kernel {
     const ir::Node& n = s.node;
     RnnAttrs a = parse(n, defaults);
     return [&n, a, cell](const Tensors& in) -> Tensors { return run_rnn(n, a, cell, in); };

@@ -1,10 +1,11 @@
-// Tensor-manipulation kernels: constants, shapes, reshapes, casts, slicing, gathering.
-#include "backend/kernel.h"
+// Tensor-manipulation kernels: constants, shapes, reshapes, slicing, gathering
+// (Cast is in string.cpp: one kernel casts numbers and strings).
+#include "backend/kernels/kernel.h"
 
 namespace tonnx::backend {
 namespace {
 
-TONNX_KERNEL("Constant", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("Constant", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   at::Tensor value;
   if (const ir::AttrValue* a = n.attr("value"))
@@ -23,7 +24,7 @@ TONNX_KERNEL("Constant", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   return [value](const Tensors&) -> Tensors { return {value}; };
 });
 
-TONNX_KERNEL("Shape", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("Shape", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   int64_t start = s.node.attr_i("start", 0);
   std::optional<int64_t> end;
   if (s.node.has_attr("end")) end = s.node.attr_i("end", 0);
@@ -37,7 +38,7 @@ TONNX_KERNEL("Shape", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   };
 });
 
-TONNX_KERNEL("Size", 1, kAnyOpset, [](const KernelSpec&) -> KernelFn {
+TONNX_KERNEL("Size", 1, kAnyOpset, [](const KernelSpec&) -> Kernel {
   return
       [](const Tensors& in) -> Tensors { return {at::scalar_tensor(in.at(0).numel(), at::kLong)}; };
 });
@@ -76,14 +77,14 @@ at::Tensor reshape_onnx(const ir::Node& n, const at::Tensor& x, std::vector<int6
   return x.reshape(shape);
 }
 
-TONNX_KERNEL("Reshape", 5, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("Reshape", 5, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   bool allowzero = n.attr_i("allowzero", 0) != 0;
   return [&n, allowzero](const Tensors& in) -> Tensors {
     return {reshape_onnx(n, in.at(0), to_int_vector(in.at(1)), allowzero)};
   };
 });
-TONNX_KERNEL("Reshape", 1, 4, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("Reshape", 1, 4, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   std::vector<int64_t> shape = n.attr_ints("shape");
   return [&n, shape](const Tensors& in) -> Tensors {
@@ -91,7 +92,7 @@ TONNX_KERNEL("Reshape", 1, 4, [](const KernelSpec& s) -> KernelFn {
   };
 });
 
-TONNX_KERNEL("Concat", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("Concat", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   int64_t axis = n.attr_i("axis", 1);
   return [axis, &n](const Tensors& in) -> Tensors {
@@ -100,7 +101,7 @@ TONNX_KERNEL("Concat", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   };
 });
 
-TONNX_KERNEL("Transpose", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("Transpose", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   std::vector<int64_t> perm = s.node.attr_ints("perm");
   return [perm](const Tensors& in) -> Tensors {
     const at::Tensor& x = in.at(0);
@@ -113,13 +114,7 @@ TONNX_KERNEL("Transpose", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   };
 });
 
-TONNX_KERNEL("Cast", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
-  const ir::Node& n = s.node;
-  auto to = storage_type(static_cast<ir::DType>(n.attr_i("to", 0)));
-  return [to](const Tensors& in) -> Tensors { return {in.at(0).to(to)}; };
-});
-
-TONNX_KERNEL("Gather", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("Gather", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   int64_t axis = n.attr_i("axis", 0);
   return [axis, &n](const Tensors& in) -> Tensors {
@@ -153,7 +148,7 @@ std::vector<int64_t> axes_of(const ir::Node& n, const Tensors& in, int opset, si
   return n.attr_ints("axes");
 }
 
-TONNX_KERNEL("Unsqueeze", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("Unsqueeze", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   int opset = s.opset;
   return [&n, opset](const Tensors& in) -> Tensors {
@@ -169,7 +164,7 @@ TONNX_KERNEL("Unsqueeze", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   };
 });
 
-TONNX_KERNEL("Squeeze", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("Squeeze", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   int opset = s.opset;
   return [&n, opset](const Tensors& in) -> Tensors {
@@ -194,7 +189,7 @@ TONNX_KERNEL("Squeeze", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
 });
 
 // Slice: starts/ends/axes/steps as inputs (opset 10+) or attributes (< 10).
-TONNX_KERNEL("Slice", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("Slice", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   int opset = s.opset;
   return [&n, opset](const Tensors& in) -> Tensors {
@@ -241,7 +236,7 @@ TONNX_KERNEL("Slice", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   };
 });
 
-TONNX_KERNEL("Expand", 8, kAnyOpset, [](const KernelSpec&) -> KernelFn {
+TONNX_KERNEL("Expand", 8, kAnyOpset, [](const KernelSpec&) -> Kernel {
   return [](const Tensors& in) -> Tensors {
     std::vector<int64_t> shape = to_int_vector(in.at(1));
     const at::Tensor& x = in.at(0);

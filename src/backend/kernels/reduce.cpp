@@ -1,5 +1,5 @@
 // Reductions: ReduceSum/Mean/Max/Min/Prod/L1/L2/LogSum/LogSumExp/SumSquare, ArgMax/ArgMin.
-#include "backend/kernel.h"
+#include "backend/kernels/kernel.h"
 
 namespace tonnx::backend {
 namespace {
@@ -8,7 +8,7 @@ using Reducer = std::function<at::Tensor(const at::Tensor&, const std::vector<in
 
 // Axes are an attribute before opset 18 (13 for ReduceSum) and an optional input after.
 KernelFactory reduce(Reducer f, int axes_input_since) {
-  return [f, axes_input_since](const KernelSpec& s) -> KernelFn {
+  return [f, axes_input_since](const KernelSpec& s) -> Kernel {
     const ir::Node& n = s.node;
     bool keep = n.attr_i("keepdims", 1) != 0;
     bool noop_empty = n.attr_i("noop_with_empty_axes", 0) != 0;
@@ -109,7 +109,7 @@ TONNX_KERNEL("ReduceLogSumExp", 1, kAnyOpset,
                  18));
 
 KernelFactory arg_reduce(bool is_max) {
-  return [is_max](const KernelSpec& s) -> KernelFn {
+  return [is_max](const KernelSpec& s) -> Kernel {
     const ir::Node& n = s.node;
     int64_t axis = n.attr_i("axis", 0);
     bool keep = n.attr_i("keepdims", 1) != 0;

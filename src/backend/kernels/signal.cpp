@@ -2,7 +2,7 @@
 // real tensors with a trailing dim of 2 (real, imaginary), as ONNX specifies.
 #include <c10/util/complex.h>
 
-#include "backend/kernel.h"
+#include "backend/kernels/kernel.h"
 
 namespace tonnx::backend {
 namespace {
@@ -12,7 +12,7 @@ at::ScalarType out_type(const ir::Node& n) {
 }
 
 KernelFactory window(std::vector<double> coeffs) {
-  return [coeffs](const KernelSpec& s) -> KernelFn {
+  return [coeffs](const KernelSpec& s) -> Kernel {
     const ir::Node& n = s.node;
     bool periodic = n.attr_i("periodic", 1) != 0;
     at::ScalarType st = out_type(n);
@@ -40,7 +40,7 @@ at::Tensor from_complex(const at::Tensor& c, at::ScalarType st) {
   return at::view_as_real(c.contiguous()).to(st);
 }
 
-TONNX_KERNEL("DFT", 17, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("DFT", 17, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   int64_t axis = n.attr_i("axis", 1);
   bool inverse = n.attr_i("inverse", 0) != 0, onesided = n.attr_i("onesided", 0) != 0;
@@ -55,7 +55,7 @@ TONNX_KERNEL("DFT", 17, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   };
 });
 
-TONNX_KERNEL("STFT", 17, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("STFT", 17, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   bool onesided = n.attr_i("onesided", 1) != 0;
   return [&n, onesided](const Tensors& in) -> Tensors {
@@ -79,7 +79,7 @@ TONNX_KERNEL("STFT", 17, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   };
 });
 
-TONNX_KERNEL("MelWeightMatrix", 17, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("MelWeightMatrix", 17, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   at::ScalarType st = out_type(s.node);
   return [st](const Tensors& in) -> Tensors {
     int64_t bins = in.at(0).item<int64_t>(), dft = in.at(1).item<int64_t>();

@@ -1,11 +1,11 @@
 // Normalization and loss kernels: LayerNormalization, InstanceNormalization, LRN,
 // MeanVarianceNormalization, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss.
-#include "backend/kernel.h"
+#include "backend/kernels/kernel.h"
 
 namespace tonnx::backend {
 namespace {
 
-TONNX_KERNEL("LayerNormalization", 17, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("LayerNormalization", 17, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   int64_t axis = n.attr_i("axis", -1);
   double eps = n.attr_f("epsilon", 1e-5f);
@@ -25,14 +25,14 @@ TONNX_KERNEL("LayerNormalization", 17, kAnyOpset, [](const KernelSpec& s) -> Ker
   };
 });
 
-TONNX_KERNEL("InstanceNormalization", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("InstanceNormalization", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   double eps = s.node.attr_f("epsilon", 1e-5f);
   return [eps](const Tensors& in) -> Tensors {
     return {at::instance_norm(in.at(0), in.at(1), in.at(2), {}, {}, true, 0.0, eps, false)};
   };
 });
 
-TONNX_KERNEL("LRN", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("LRN", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   double alpha = n.attr_f("alpha", 1e-4f), beta = n.attr_f("beta", 0.75f),
          bias = n.attr_f("bias", 1.0f);
@@ -50,7 +50,7 @@ TONNX_KERNEL("LRN", 1, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
   };
 });
 
-TONNX_KERNEL("MeanVarianceNormalization", 9, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("MeanVarianceNormalization", 9, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   std::vector<int64_t> axes = s.node.attr_ints("axes", {0, 2, 3});
   return [axes](const Tensors& in) -> Tensors {
     const at::Tensor& x = in.at(0);
@@ -83,7 +83,7 @@ at::Tensor nll(const ir::Node& n, const at::Tensor& input, const at::Tensor& tar
   return loss.sum() / w.sum();
 }
 
-TONNX_KERNEL("NegativeLogLikelihoodLoss", 12, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("NegativeLogLikelihoodLoss", 12, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   std::string reduction = n.attr_s("reduction", "mean");
   std::optional<int64_t> ignore;
@@ -94,7 +94,7 @@ TONNX_KERNEL("NegativeLogLikelihoodLoss", 12, kAnyOpset, [](const KernelSpec& s)
   };
 });
 
-TONNX_KERNEL("SoftmaxCrossEntropyLoss", 12, kAnyOpset, [](const KernelSpec& s) -> KernelFn {
+TONNX_KERNEL("SoftmaxCrossEntropyLoss", 12, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   std::string reduction = n.attr_s("reduction", "mean");
   std::optional<int64_t> ignore;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tonnx/backend.h"
+#include "tonnx/compare.h"
 
 namespace tonnx::backend {
 
@@ -17,12 +18,9 @@ RunValue value_from_proto_file(const std::string& path, const onnx::TypeProto& t
                                const std::string& base_dir);
 RunValue tensor_value_from_proto(const onnx::TensorProto& p, const std::string& base_dir);
 
-struct Tolerance {
-  double rtol = 1e-3, atol = 1e-7;
-};
-// Empty when `got` matches `expected` (same kind, dtype and shape; values within tolerance,
-// NaN equal to NaN); otherwise the first mismatch, e.g. "[3]: got 1.5, expected 1.25".
-std::string compare_values(const RunValue& got, const RunValue& expected, Tolerance tol = {});
+// The conformance runner's default: ONNX's rtol, and an atol tight enough for the test data's
+// small values.
+inline constexpr Tolerance kConformanceTolerance{1e-3, 1e-7};
 
 enum class CaseStatus { Pass, Fail, Skip };
 struct CaseResult {
@@ -37,6 +35,6 @@ std::map<std::string, std::string> read_skip_list(const std::string& path);
 std::vector<std::string> find_cases(const std::vector<std::string>& paths);
 // Never throws for a broken case: errors become a failure with the message.
 CaseResult run_case(const std::string& case_dir, const std::map<std::string, std::string>& skips,
-                    Tolerance tol = {});
+                    Tolerance tol = kConformanceTolerance);
 
 }  // namespace tonnx::backend

@@ -1,0 +1,120 @@
+// The kernel registry, the Kernel call and the helpers every kernel shares.
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <tuple>
+
+#include "backend/kernels/kernel.h"
+
+namespace tonnx::backend {
+namespace {
+
+struct Entry {
+  int since, until;
+  KernelFactory factory;
+};
+struct Registry {
+  std::map<std::pair<std::string, std::string>, std::vector<Entry>> kernels;
+  std::mutex mu;
+};
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+}  // namespace
+
+RunValues Kernel::operator()(const RunValues& inputs, const ir::Node& node) const {
+  if (values_) return values_(inputs);
+  Tensors args;
+  args.reserve(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const RunValue& v = inputs[i];
+    if (v.is_tensor())
+      args.push_back(v.tensor());
+    else if (v.is_none())
+      args.emplace_back();
+    else
+      kernel_fail(node, "input " + std::to_string(i) + " ('" +
+                            (node.input(i) ? node.input(i)->name() : std::string()) +
+                            "') must be a tensor but is " + v.describe());
+  }
+  Tensors outs = tensors_(args);
+  return RunValues(std::make_move_iterator(outs.begin()), std::make_move_iterator(outs.end()));
+}
+
+bool register_kernel(const std::string& op_type, const std::string& domain, int since, int until,
+                     KernelFactory factory) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto& list = r.kernels[{domain, op_type}];
+  for (const auto& k : list)
+    if (since <= k.until && k.since <= until)
+      throw std::logic_error("tonnx: two backend kernels for " +
+                             (domain.empty() ? std::string() : domain + "::") + op_type +
+                             " overlap at opsets " + std::to_string(std::max(since, k.since)) +
+                             "-" + std::to_string(std::min(until, k.until)));
+  list.push_back({since, until, std::move(factory)});
+  return true;
+}
+
+const KernelFactory* find_kernel(const std::string& op_type, const std::string& domain, int opset) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.kernels.find({domain, op_type});
+  if (it == r.kernels.end())
+    return domain == "org.pytorch.aten" ? aten_fallthrough_kernel() : nullptr;
+  for (const Entry& e : it->second)
+    if (opset >= e.since && opset <= e.until) return &e.factory;  // ranges never overlap
+  return nullptr;
+}
+
+std::vector<KernelInfo> registered_kernels() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  std::vector<KernelInfo> out;
+  for (const auto& [key, entries] : r.kernels)
+    for (const Entry& e : entries) out.push_back({key.second, key.first, e.since, e.until});
+  std::sort(out.begin(), out.end(), [](const KernelInfo& a, const KernelInfo& b) {
+    return std::tie(a.domain, a.op_type, a.since) < std::tie(b.domain, b.op_type, b.since);
+  });
+  return out;
+}
+
+at::ScalarType storage_type(ir::DType t) {
+  switch (t) {
+    case ir::DType::UInt16:
+      return at::kInt;
+    case ir::DType::UInt32:
+    case ir::DType::UInt64:
+      return at::kLong;
+    default:
+      return ir::scalar_type_from_dtype(t);
+  }
+}
+
+AutoPad parse_auto_pad(const ir::Node& n) {
+  std::string s = n.attr_s("auto_pad", "NOTSET");
+  if (s == "NOTSET" || s.empty()) return AutoPad::NotSet;
+  if (s == "SAME_UPPER") return AutoPad::SameUpper;
+  if (s == "SAME_LOWER") return AutoPad::SameLower;
+  if (s == "VALID") return AutoPad::Valid;
+  kernel_fail(n, "auto_pad must be NOTSET, SAME_UPPER, SAME_LOWER or VALID; got '" + s + "'");
+}
+
+void kernel_fail(const ir::Node& n, const std::string& what) { throw BackendError(n, what); }
+
+int64_t norm_axis(const ir::Node& n, int64_t axis, int64_t rank) {
+  if (auto a = ir::normalize_axis(axis, rank)) return *a;
+  if (rank == 0 && axis == 0) return 0;  // a scalar's only axis
+  kernel_fail(n, "axis " + std::to_string(axis) + " is out of range for a tensor of rank " +
+                     std::to_string(rank) + " (expected " + std::to_string(-rank) + " to " +
+                     std::to_string(rank - 1) + ")");
+}
+
+std::vector<int64_t> to_int_vector(const at::Tensor& t) {
+  at::Tensor c = t.to(at::kLong).contiguous().reshape({-1});
+  return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
+}
+
+}  // namespace tonnx::backend

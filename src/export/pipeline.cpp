@@ -1,0 +1,161 @@
+// The export pipeline that both frontends share (pipeline.h): convert, passes, check, print,
+// atomic write, summary.
+#include "export/pipeline.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include "export/converter.h"
+#include "passes/fuse.h"
+#include "passes/passes.h"
+#include "tonnx/backend.h"
+#include "tonnx/check.h"
+#include "tonnx/proto.h"
+
+namespace tonnx {
+namespace fs = std::filesystem;
+
+void add_dynamic_axes(ExportOptions& opt, const std::string& name,
+                      const std::vector<int64_t>& axes) {
+  for (int64_t a : axes)
+    opt.dynamic_axes[name][a] = name + "_dynamic_axes_" + std::to_string(a + 1);
+}
+
+std::string ExportSummary::str() const {
+  std::ostringstream os;
+  os << "exported " << path << " (opset " << opset << ", " << num_nodes << " nodes, "
+     << num_initializers << " initializers, " << file_bytes << " bytes, " << seconds << " s)\n";
+  for (const auto& i : inputs) os << "  input  " << i.name << " : " << i.type.str() << "\n";
+  for (const auto& o : outputs) os << "  output " << o.name << " : " << o.type.str() << "\n";
+  os << "  ops:";
+  for (const auto& [op, n] : op_counts) os << " " << op << "=" << n;
+  os << "\n";
+  return os.str();
+}
+
+namespace detail {
+
+StageTimer::StageTimer() : on(std::getenv("TONNX_TIMING") != nullptr) {}
+
+void StageTimer::lap(const char* stage) {
+  if (!on) return;
+  auto now = std::chrono::steady_clock::now();
+  std::cerr << "tonnx timing: " << stage << " "
+            << std::chrono::duration<double, std::milli>(now - t).count() << " ms\n";
+  t = now;
+}
+
+void validate_options(const ExportOptions& o) {
+  if (!is_supported_opset(o.opset_version))
+    throw ExportError("opset_version " + std::to_string(o.opset_version) +
+                      " is not supported: use " + std::to_string(kMinOpset) + " to " +
+                      std::to_string(kMaxOpset) + " (libonnx 1.12 knows opsets up to 17)");
+  std::set<std::string> seen;
+  for (const auto& n : o.input_names) {
+    if (n.empty()) throw ExportError("input_names contains an empty name");
+    if (!seen.insert(n).second) throw ExportError("input_names names '" + n + "' twice");
+  }
+  for (const auto& n : o.output_names) {
+    if (n.empty()) throw ExportError("output_names contains an empty name");
+    if (!seen.insert(n).second)
+      throw ExportError("the name '" + n + "' appears twice in input_names/output_names");
+  }
+  for (const auto& [domain, version] : o.custom_opsets)
+    if (domain.empty() || domain == "ai.onnx")
+      throw ExportError("custom_opsets cannot set the default domain; use opset_version");
+}
+
+Exported finish_export(TraceResult tr, const ExportOptions& o) {
+  StageTimer timer;
+  detail::ConvertConfig cfg;
+  cfg.opset = o.opset_version;
+  cfg.export_type = o.operator_export_type;
+  cfg.export_params = o.export_params;
+  cfg.keep_initializers_as_inputs = o.keep_initializers_as_inputs;
+  cfg.input_names = o.input_names;
+  cfg.output_names = o.output_names;
+  cfg.dynamic_axes = o.dynamic_axes;
+  cfg.custom_opsets = o.custom_opsets;
+  cfg.num_user_inputs = tr.num_user_inputs;
+  cfg.params = tr.params;
+  Exported ex;
+  ex.model = detail::Converter(tr.graph, cfg).convert();
+  ex.eager_outputs = std::move(tr.eager_outputs);
+  timer.lap("convert");
+
+  ir::Graph& g = *ex.model.graph;
+  passes::fuse_transpose_into_gemm(g);
+  if (o.do_constant_folding) backend::fold_constants(g, o.opset_version, o.dynamic_axes.empty());
+  passes::eliminate_dead_code(g);
+  passes::assign_names(g);
+  timer.lap("passes");
+
+  // The skeleton has no weight bytes: checking it costs no copies (ONNX's checker does not
+  // size-check raw_data), and save_model streams the weights from the tensors.
+  ex.proto = model_to_proto(ex.model, /*with_initializer_data=*/false);
+  std::string check_error;
+  try {
+    check_model(ex.proto, true);
+  } catch (const CheckError& e) {
+    check_error = e.what();
+  }
+  timer.lap("check");
+  if (o.verbose) {
+    std::ostream& out = o.verbose_stream ? *o.verbose_stream : std::cout;
+    out << printable_graph(ex.proto);
+  }
+  if (!check_error.empty())
+    throw ExportError("the exported model does not pass ONNX's checks, so nothing was written: " +
+                      check_error + "\nThis is a bug in a symbolic function; please report it.");
+  return ex;
+}
+
+ExportSummary export_to_path(const std::string& path, const ExportOptions& o,
+                             const std::function<Exported()>& produce) {
+  auto t0 = std::chrono::steady_clock::now();
+  if (path.empty()) throw ExportError("the output path is empty");
+  fs::path dir = fs::path(path).parent_path();
+  if (!dir.empty() && !fs::is_directory(dir))
+    throw ExportError("cannot write '" + path + "': folder '" + dir.string() + "' does not exist");
+  Exported ex = produce();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return write_exported(std::move(ex), path, o, seconds);
+}
+
+ExportSummary write_exported(Exported ex, const std::string& path, const ExportOptions& options,
+                             double seconds_so_far) {
+  auto t0 = std::chrono::steady_clock::now();
+  StageTimer timer;
+  try {
+    save_model(ex.model, ex.proto, path);
+  } catch (const std::exception& e) {
+    throw ExportError(e.what());
+  }
+  timer.lap("write");
+
+  ExportSummary s;
+  s.path = path;
+  s.opset = options.opset_version;
+  const ir::Graph& g = *ex.model.graph;
+  for (const ir::Value* v : g.inputs())
+    if (!g.is_initializer(v)) s.inputs.push_back({v->name(), v->type().value_or(ir::TensorType{})});
+  for (const ir::Value* v : g.outputs())
+    s.outputs.push_back({v->name(), v->type().value_or(ir::TensorType{})});
+  for (const auto& n : g.nodes()) {
+    ++s.op_counts[n->op_type()];
+    ++s.num_nodes;
+  }
+  s.num_initializers = static_cast<int64_t>(g.initializers().size());
+  for (const auto& [v, t] : g.initializers()) s.parameter_bytes += t.numel() * t.element_size();
+  s.file_bytes = static_cast<int64_t>(fs::file_size(path));
+  s.eager_outputs = std::move(ex.eager_outputs);
+  s.seconds =
+      seconds_so_far + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return s;
+}
+
+}  // namespace detail
+}  // namespace tonnx

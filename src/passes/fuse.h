@@ -1,0 +1,32 @@
+// Every fusion of tonnx, in one place: structural rewrites of the IR that compute exactly what
+// the unfused nodes compute. The exporter applies the ONNX-to-ONNX one; the backend's
+// prepare applies the CPU ones, whose fused nodes are internal ops of kFusedDomain.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "tonnx/ir.h"
+
+namespace tonnx::passes {
+
+// Gemm(Transpose(B)) -> Gemm(B, transB=1) (and likewise for A): the weight of a Linear stays
+// the parameter itself instead of a transposed copy. Valid ONNX in, valid ONNX out.
+size_t fuse_transpose_into_gemm(ir::Graph& g);
+
+// The domain of the backend's internal fused ops; never written to a file.
+inline constexpr const char* kFusedDomain = "ai.tonnx";
+
+// The activation a fused node applies in place after its main op: its "activation" string
+// attribute, parsed once by the kernel that serves the node.
+enum class FusedActivation { None, Relu, LeakyRelu, Sigmoid, Tanh };
+// nullopt for a name that is none of these ("" is None).
+std::optional<FusedActivation> parse_fused_activation(const std::string& name);
+
+// Rewrites Conv/ConvTranspose [+BN] [+Add] [+activation], Gemm + activation and MatMul +
+// bias [+activation] chains into fused nodes of kFusedDomain. Graphs with subgraphs are left
+// alone (a body may read an intermediate by name). Returns the number of chains fused.
+size_t fuse_for_cpu(ir::Graph& g, bool fold_batchnorm);
+
+}  // namespace tonnx::passes
