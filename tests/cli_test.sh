@@ -54,11 +54,15 @@ expect symbolics 0 'aten::_convolution	9' -- "$t" symbolics
 # tonnx run: test data, timing, profile, the speed options, inputs and outputs as .pb files
 m="$dir/good.onnx" in0="$dir/data/test_data_set_0/input_0.pb"
 expect run_test_data 0 '^test_data_set_0: output_0 max_abs=0 max_rel=0 pass$' -- "$t" run "$m" --test-data "$dir/data" --threads 1
-expect run_repeat 0 '^median_ms=[0-9.]+$' -- "$t" run "$m" --test-data "$dir/data" --repeat 3 --threads 2
-expect run_profile 0 '^  FusedConv x20: ' -- "$t" run "$m" --test-data "$dir/data" --profile
-expect run_no_optimize 0 '^  Conv x20: ' -- "$t" run "$m" --test-data "$dir/data" --no-optimize --profile
+# At 2 threads (and with the speed options) the convolutions sum in another order than
+# LibTorch did at export. These logits reach 100 in magnitude, so float32 rounding moves a
+# near-zero one by up to 1.1e-4 (measured on an AMD EPYC, 2 cores): atol 1e-4 is 1e-6 of
+# the outputs' scale, still far below any real error.
+expect run_repeat 0 '^median_ms=[0-9.]+$' -- "$t" run "$m" --test-data "$dir/data" --repeat 3 --threads 2 --atol 1e-4
+expect run_profile 0 '^  FusedConv x20: ' -- "$t" run "$m" --test-data "$dir/data" --profile --atol 1e-4
+expect run_no_optimize 0 '^  Conv x20: ' -- "$t" run "$m" --test-data "$dir/data" --no-optimize --profile --atol 1e-4
 for opt in --fold-batchnorm --onednn-conv; do
-  expect "run$opt" 0 '1 passed, 0 failed' -- "$t" run "$m" --test-data "$dir/data" "$opt"
+  expect "run$opt" 0 '1 passed, 0 failed' -- "$t" run "$m" --test-data "$dir/data" "$opt" --atol 1e-4
 done
 expect run_output_dir 0 'prepare_ms' -- "$t" run "$m" --input "input=$in0" --output-dir "$dir/out"
 # the written output, fed back as test data, matches exactly

@@ -20,6 +20,10 @@ bool nondeterministic(const std::string& op) {
   return ops.count(op) > 0;
 }
 
+// An op whose output is an optional even where its kernel hands on a plain tensor: an
+// initializer cannot stand for it.
+bool makes_optional(const std::string& op) { return op == "Optional"; }
+
 std::optional<std::vector<int64_t>> static_shape(const ir::Value* v) {
   if (!v->type() || !v->type()->shape) return std::nullopt;
   std::vector<int64_t> out;
@@ -41,7 +45,9 @@ size_t fold_constants(ir::Graph& g, int opset, bool fold_shapes) {
   size_t folded = 0;
   int counter = 0;
   for (ir::Node* n : nodes) {
-    if (!n->domain().empty() || nondeterministic(n->op_type()) || n->has_subgraphs()) continue;
+    if (!n->domain().empty() || nondeterministic(n->op_type()) || makes_optional(n->op_type()) ||
+        n->has_subgraphs())
+      continue;
     if (n->op_type() == "Constant") {
       if (n->has_attr("value")) known[n->output()] = n->attr("value")->t();
       continue;
