@@ -421,8 +421,7 @@ ir::Model model_from_proto(const onnx::ModelProto& p, const std::string& base_di
   m.producer_name = p.producer_name();
   m.producer_version = p.producer_version();
   m.doc = p.doc_string();
-  for (const auto& o : p.opset_import())
-    m.opsets.push_back({ir_domain(o.domain()), o.version()});
+  for (const auto& o : p.opset_import()) m.opsets.push_back({ir_domain(o.domain()), o.version()});
   for (const auto& e : p.metadata_props()) m.metadata[e.key()] = e.value();
   m.graph = graph_from_proto(p.graph(), base_dir);
   return m;
