@@ -219,6 +219,10 @@ struct SymbolicInfo {
 std::vector<SymbolicInfo> registered_symbolics();
 // The function that serves `qualname` at `opset` (user first), or nullptr.
 const SymbolicFn* find_symbolic(const std::string& qualname, int opset);
+// The name whose registration serves `qualname` at `opset`: itself, or for an in-place variant
+// without a registration of its own (aten::relu_), its functional twin (aten::relu): the trace
+// already rewired every later use to the in-place node's output.
+std::string serving_symbolic_name(const std::string& qualname, int opset);
 // The lowest opset above `opset` that has a registration for qualname, or -1.
 int next_opset_with_symbolic(const std::string& qualname, int opset);
 

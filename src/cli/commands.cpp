@@ -324,9 +324,9 @@ int cmd_symbolics(const std::vector<std::string>& argv) {
   if (a.has("--markdown")) {
     // --emitted FILE: the records scripts/gen_docs.sh made while the symbolic tests ran; they
     // give the ONNX ops column.
-    std::vector<EmittedRecord> records;
+    std::optional<std::vector<EmittedRecord>> records;
     if (auto f = a.get("--emitted")) records = read_emitted_records(*f);
-    std::cout << operators_markdown(a.get("--emitted") ? &records : nullptr);
+    std::cout << operators_markdown(records ? &*records : nullptr);
     return 0;
   }
   for (const auto& s : registered_symbolics())

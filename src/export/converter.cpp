@@ -98,13 +98,7 @@ bool Converter::structural(const jit::Node* n) const {
 }
 
 const SymbolicFn* Converter::lookup(const jit::Node* n) const {
-  std::string name = n->kind().toQualString();
-  if (const SymbolicFn* f = find_symbolic(name, cfg_.opset)) return f;
-  // In-place variants (relu_) convert like their functional twins: the trace already
-  // rewired every later use to the node's output.
-  if (name.size() > 1 && name.back() == '_' && name[name.size() - 2] != '_')
-    return find_symbolic(name.substr(0, name.size() - 1), cfg_.opset);
-  return nullptr;
+  return find_symbolic(serving_symbolic_name(n->kind().toQualString(), cfg_.opset), cfg_.opset);
 }
 
 void Converter::check_feasible() {

@@ -3,6 +3,7 @@
 #include "tonnx/coverage.h"
 
 #include <atomic>
+#include <charconv>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -33,14 +34,10 @@ void set_emitted_recording(bool on) { g_recording = on; }
 
 void detail::record_emitted(const std::string& aten_kind, int opset, const std::string& onnx_op) {
   if (!g_recording) return;
-  // In-place variants (relu_) are served by their functional twin's registration.
-  std::string kind = aten_kind;
-  if (kind.size() > 1 && kind.back() == '_' && kind[kind.size() - 2] != '_' &&
-      !find_symbolic(kind, opset))
-    kind.pop_back();
+  std::string served = serving_symbolic_name(aten_kind, opset);
   Emitted& e = emitted();
   std::lock_guard<std::mutex> lock(e.mu);
-  e.records.emplace(kind, opset, onnx_op);
+  e.records.emplace(std::move(served), opset, onnx_op);
 }
 
 std::vector<EmittedRecord> emitted_records() {
@@ -62,11 +59,16 @@ std::vector<EmittedRecord> read_emitted_records(const std::string& path) {
   if (!in) throw std::runtime_error("cannot read emitted-ops records '" + path + "'");
   std::vector<EmittedRecord> out;
   std::string line;
-  while (std::getline(in, line)) {
+  for (int lineno = 1; std::getline(in, line); ++lineno) {
     auto t1 = line.find('\t'), t2 = line.find('\t', t1 + 1);
     if (t1 == std::string::npos || t2 == std::string::npos) continue;
-    out.push_back(
-        {line.substr(0, t1), std::stoi(line.substr(t1 + 1, t2 - t1 - 1)), line.substr(t2 + 1)});
+    std::string opset = line.substr(t1 + 1, t2 - t1 - 1);
+    int v = 0;
+    auto [end, ec] = std::from_chars(opset.data(), opset.data() + opset.size(), v);
+    if (ec != std::errc() || end != opset.data() + opset.size())
+      throw std::runtime_error(path + ":" + std::to_string(lineno) + ": opset '" + opset +
+                               "' is not an integer (expected 'aten op<TAB>opset<TAB>ONNX op')");
+    out.push_back({line.substr(0, t1), v, line.substr(t2 + 1)});
   }
   return out;
 }

@@ -102,6 +102,13 @@ const SymbolicFn* find_symbolic(const std::string& qualname, int opset) {
   return lookup(t.builtin, qualname, opset);
 }
 
+std::string serving_symbolic_name(const std::string& qualname, int opset) {
+  bool in_place = qualname.size() > 1 && qualname.back() == '_' &&
+                  qualname[qualname.size() - 2] != '_';  // relu_, not __and__
+  if (!in_place || find_symbolic(qualname, opset)) return qualname;
+  return qualname.substr(0, qualname.size() - 1);
+}
+
 int next_opset_with_symbolic(const std::string& qualname, int opset) {
   Table& t = table();
   std::lock_guard<std::mutex> lock(t.mu);

@@ -38,7 +38,6 @@ class Kernel {
                                          int> = 0>
   Kernel(F f) : values_(std::move(f)) {}
 
-  explicit operator bool() const { return tensors_ || values_; }
   // Runs the kernel. A tensor kernel fails (BackendError naming `node`) when an input is not
   // a tensor or an empty optional.
   RunValues operator()(const RunValues& inputs, const ir::Node& node) const;
