@@ -65,6 +65,32 @@ TEST(DynamicAxes, TransformerEncoderBatchAndSequence) {
                  Tolerance{1e-3, 1e-4});
 }
 
+// GPT-style positions: a table narrowed and sliced by the sequence length, a run-time int.
+TEST(DynamicAxes, PositionsSlicedBySequenceLength) {
+  torch::manual_seed(5);
+  Tensor pos = torch::randn({16, 8});
+  auto fn = [pos](Tensor x) {
+    int64_t t = x.size(1);
+    return x + pos.narrow(0, 0, t) + pos.slice(0, 1, t + 1) * 0.5;
+  };
+  ExportOptions opt;
+  opt.input_names = {"x"};
+  opt.output_names = {"y"};
+  opt.dynamic_axes["x"] = {{0, "batch"}, {1, "seq"}};
+  expect_dynamic(make_traceable_fn(fn), {torch::randn({2, 5, 8})}, {torch::randn({3, 9, 8})}, opt,
+                 "dyn_positions");
+}
+
+// Outputs named by default (output_0...) can carry dynamic axes too.
+TEST(DynamicAxes, DefaultOutputNamesTakeDynamicAxes) {
+  auto fn = [](Tensor x) { return x * 2; };
+  ExportOptions opt;
+  opt.dynamic_axes["input"] = {{0, "batch"}};
+  opt.dynamic_axes["output_0"] = {{0, "batch"}};
+  expect_dynamic(make_traceable_fn(fn), {torch::randn({2, 3})}, {torch::randn({4, 3})}, opt,
+                 "dyn_default_output_name");
+}
+
 TEST(DynamicAxes, SharedSymbolAcrossInputs) {
   auto fn = [](Tensor a, Tensor b) {
     return a.reshape({a.size(0), -1}) + b.reshape({b.size(0), 1});

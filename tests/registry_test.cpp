@@ -49,15 +49,26 @@ TEST(Registry, BadRegistrationsAreRejected) {
 }
 
 TEST(Registry, TypedArgumentMismatchNamesTheArgument) {
-  // A symbolic declaring fewer parameters than the op has inputs.
-  register_symbolic("aten::mul", 9, [](SymbolicContext&, ir::Value* a) { return a; });
+  // A symbolic may take a prefix of the schema's arguments, as the seed's elu(g, input, alpha).
+  register_symbolic("aten::elu", 9, [](SymbolicContext& g, ir::Value* x, double alpha) {
+    return g.op("Elu", {x}, {{"alpha", alpha}});
+  });
+  auto elu = make_traceable_fn([](torch::Tensor x) { return torch::elu(x, 0.5); });
+  std::string elu_path = temp_dir("arity_prefix") + "/m.onnx";
+  export_traceable(elu, {torch::randn({2, 3})}, elu_path);
+  EXPECT_EQ(op_types(elu_path), std::vector<std::string>{"Elu"});
+  unregister_symbolic("aten::elu");
+  // A symbolic declaring more parameters than the op has inputs.
+  register_symbolic("aten::mul", 9,
+                    [](SymbolicContext&, ir::Value* a, ir::Value*, ir::Value*) { return a; });
   auto model = make_traceable_fn([](torch::Tensor x) { return x * 2; });
   try {
     export_traceable(model, {torch::randn({2})}, temp_dir("arity") + "/m.onnx");
     FAIL();
   } catch (const ExportError& e) {
-    EXPECT_NE(std::string(e.what()).find("takes 1 argument(s) but this overload of the op has 2"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("takes 3 argument(s) but this overload of the op has only 2"),
+        std::string::npos)
         << e.what();
   }
   unregister_symbolic("aten::mul");

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -71,7 +72,7 @@ void expect_close(const at::Tensor& got, const at::Tensor& want, double rtol, do
 struct Case {
   std::string name;
   int opset = 17;
-  std::vector<std::string> dynamic_inputs = {};  // axis 0 of these inputs is dynamic
+  std::map<std::string, std::vector<int64_t>> dynamic = {};  // input name -> dynamic axes
   double rtol = 1e-3, atol = 1e-5;
   size_t min_data_sets = 1;
 };
@@ -90,7 +91,7 @@ TEST_P(TorchScriptExport, MatchesTorchOnBackendAndOnnxRuntime) {
   torch::jit::Module m = load_torchscript(fx + "/" + c.name + ".pt");
   ExportOptions opt;
   opt.opset_version = c.opset;
-  for (const auto& in : c.dynamic_inputs) add_dynamic_axes(opt, in, {0});
+  for (const auto& [in, axes] : c.dynamic) add_dynamic_axes(opt, in, axes);
   // Unique per variant: the opsets of one fixture run in parallel under ctest.
   std::string dir = temp_dir("torchscript_" + c.name + "_opset" + std::to_string(c.opset));
   std::string path = dir + "/model.onnx";
@@ -119,17 +120,25 @@ TEST_P(TorchScriptExport, MatchesTorchOnBackendAndOnnxRuntime) {
       << r.output;
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, TorchScriptExport,
-                         ::testing::Values(Case{"resnet18"}, Case{"mobilenet_v2"},
-                                           Case{"squeezenet1_0"}, Case{"word_lm"},
-                                           Case{"script_if", 17, {}, 1e-3, 1e-5, 2},
-                                           Case{"script_if", 11, {}, 1e-3, 1e-5, 2},
-                                           Case{"script_while", 17, {}, 1e-3, 1e-5, 3},
-                                           Case{"script_for", 13, {"input"}, 1e-3, 1e-5, 3},
-                                           Case{"script_mask", 17, {}, 1e-3, 1e-5, 2}),
-                         [](const ::testing::TestParamInfo<Case>& info) {
-                           return info.param.name + "_opset" + std::to_string(info.param.opset);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Fixtures, TorchScriptExport,
+    ::testing::Values(
+        Case{"resnet18"}, Case{"mobilenet_v2"}, Case{"squeezenet1_0"}, Case{"word_lm"},
+        Case{"script_if", 17, {}, 1e-3, 1e-5, 2}, Case{"script_if", 11, {}, 1e-3, 1e-5, 2},
+        Case{"script_while", 17, {}, 1e-3, 1e-5, 3},
+        Case{"script_for", 13, {{"input", {0}}}, 1e-3, 1e-5, 3},
+        Case{"script_mask", 17, {}, 1e-3, 1e-5, 2},
+        // Writes into views and bases (issue 11).
+        Case{"inplace_views", 17, {}, 1e-3, 1e-5, 2}, Case{"inplace_views", 11, {}, 1e-3, 1e-5, 2},
+        Case{"inplace_views_script", 17, {}, 1e-3, 1e-5, 2},
+        Case{"inplace_base_script", 17, {{"input", {0}}}, 1e-3, 1e-5, 2},
+        Case{"inplace_base_script", 13, {{"input", {0}}}, 1e-3, 1e-5, 2}, Case{"inplace_mask", 17},
+        // Sizes computed at run time.
+        Case{"pos_slice", 17, {{"input", {0, 1}}}, 1e-3, 1e-5, 2},
+        Case{"pos_slice", 13, {{"input", {0, 1}}}, 1e-3, 1e-5, 2}),
+    [](const ::testing::TestParamInfo<Case>& info) {
+      return info.param.name + "_opset" + std::to_string(info.param.opset);
+    });
 
 std::vector<torch::Tensor> inputs_of(const std::string& name) {
   return read_test_data(fixtures() + "/" + name)[0].inputs;
@@ -220,6 +229,27 @@ TEST(TorchScript, MissingSymbolicsAreOneErrorWithModulePaths) {
             std::string::npos)
       << e;
   EXPECT_FALSE(fs::exists(dir + "/m.onnx"));
+}
+
+// A write tonnx cannot follow is an export error that names the op and the view, never a model
+// that silently ignores the write.
+TEST(TorchScript, WriteThroughAnUnsupportedViewFailsLoudly) {
+  torch::jit::Module m = load_torchscript(fixtures() + "/inplace_diagonal.pt");
+  std::string dir = temp_dir("torchscript_inplace_diagonal");
+  std::string e =
+      error_of([&] { export_model(m, inputs_of("inplace_diagonal"), dir + "/m.onnx"); });
+  EXPECT_NE(e.find("aten::fill_"), std::string::npos) << e;
+  EXPECT_NE(e.find("a view made by aten::diagonal"), std::string::npos) << e;
+  EXPECT_FALSE(fs::exists(dir + "/m.onnx"));
+}
+
+// forward writes into its input: the export runs it on copies, the caller's tensors stay.
+TEST(TorchScript, ExportLeavesTheCallersInputsAlone) {
+  torch::jit::Module m = load_torchscript(fixtures() + "/inplace_mask.pt");
+  std::vector<torch::Tensor> in = inputs_of("inplace_mask");
+  torch::Tensor before = in[1].clone();
+  export_model(m, in, temp_dir("torchscript_inplace_inputs") + "/m.onnx");
+  EXPECT_TRUE(at::equal(in[1], before));
 }
 
 TEST(TorchScript, BadFilesAreClearErrors) {

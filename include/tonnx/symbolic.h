@@ -8,9 +8,12 @@
 //
 // The parameters after the context are parsed from the aten node's inputs by their C++
 // types: ir::Value* (a tensor; constants become ONNX constants), int64_t, double, bool,
-// std::string, std::vector<int64_t>, std::vector<ir::Value*> (a tensor list) and
-// std::optional<T> of those (None allowed). A function with only the context reads its
-// inputs itself (g.input(i), g.i(i), ...), for ops whose overloads differ in arity.
+// std::string, std::vector<int64_t>, std::vector<ir::Value*> (a tensor list),
+// tonnx::RuntimeInt / tonnx::RuntimeInts (an int / int[] known at export or computed at run
+// time, such as x.size(1) in a trace) and std::optional<T> of those (None allowed). A function
+// may take the first N arguments of the schema and leave the rest (the seed's
+// elu(g, input, alpha)). A function with only the context reads its inputs itself
+// (g.input(i), g.i(i), ...), for ops whose overloads differ in arity.
 #pragma once
 
 #include <functional>
@@ -48,6 +51,18 @@ class ExportError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// An int (T = int64_t) or int[] (T = std::vector<int64_t>) argument that may be known only at
+// run time: `constant` when the export knows it, else `value`, the int64 tensor that computes
+// it (0-d for an int, 1-D for an int[]).
+template <typename T>
+struct MaybeConstant {
+  std::optional<T> constant;
+  ir::Value* value = nullptr;
+  bool is_constant() const { return constant.has_value(); }
+};
+using RuntimeInt = MaybeConstant<int64_t>;
+using RuntimeInts = MaybeConstant<std::vector<int64_t>>;
 
 class SymbolicContext {
  public:
@@ -145,6 +160,20 @@ struct ArgReader<std::vector<int64_t>> {
 template <>
 struct ArgReader<std::vector<ir::Value*>> {
   static std::vector<ir::Value*> read(SymbolicContext& g, size_t i) { return g.inputs_list(i); }
+};
+template <>
+struct ArgReader<RuntimeInt> {
+  static RuntimeInt read(SymbolicContext& g, size_t i) {
+    if (g.is_constant(i)) return {g.i(i), nullptr};
+    return {std::nullopt, g.cast(g.input(i), at::kLong)};
+  }
+};
+template <>
+struct ArgReader<RuntimeInts> {
+  static RuntimeInts read(SymbolicContext& g, size_t i) {
+    if (g.is_constant(i)) return {g.ints(i), nullptr};
+    return {std::nullopt, g.cast(g.input(i), at::kLong)};
+  }
 };
 template <typename T>
 struct ArgReader<std::optional<T>> {

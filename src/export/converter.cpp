@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 #include <torch/csrc/jit/ir/constants.h>
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -101,19 +102,40 @@ const SymbolicFn* Converter::lookup(const jit::Node* n) const {
   return find_symbolic(serving_symbolic_name(n->kind().toQualString(), cfg_.opset), cfg_.opset);
 }
 
+// Every op without a symbolic, grouped by op: how often, where first, and which opset has one.
+struct Missing {
+  std::string kind, first;  // first: the first node's description
+  int count = 0;
+  std::vector<std::string> scopes;
+};
+
 void Converter::check_feasible() {
   if (cfg_.export_type != OperatorExportTypes::ONNX) return;
-  std::vector<std::string> missing;
-  std::set<std::string> seen;
-  collect_missing(jg_->block(), missing, seen);
+  std::vector<Missing> missing;
+  collect_missing(jg_->block(), missing);
   if (missing.empty()) return;
   std::ostringstream os;
   os << "ONNX export failed (opset " << cfg_.opset << "): ";
+  auto line = [&](const Missing& m) {
+    std::string s = "no symbolic function for " + m.first;
+    if (m.count > 1) {
+      s += "; " + std::to_string(m.count) + " nodes";
+      if (!m.scopes.empty()) {
+        s += ", in ";
+        for (size_t i = 0; i < m.scopes.size(); ++i) s += (i ? ", " : "") + m.scopes[i];
+        if (m.count > static_cast<int>(m.scopes.size())) s += ", ...";
+      }
+    }
+    int next = next_opset_with_symbolic(m.kind, cfg_.opset);
+    if (next > 0 && next <= kMaxOpset)
+      s += "; it can be exported with opset_version=" + std::to_string(next);
+    return s;
+  };
   if (missing.size() == 1) {
-    os << missing[0];
+    os << line(missing[0]);
   } else {
     os << missing.size() << " ops have no symbolic function:";
-    for (const auto& m : missing) os << "\n  - " << m;
+    for (const auto& m : missing) os << "\n  - " << line(m);
   }
   os << (missing.size() == 1 ? "; " : "\n")
      << "register one with tonnx::register_symbolic or export with "
@@ -121,17 +143,22 @@ void Converter::check_feasible() {
   throw ExportError(os.str());
 }
 
-void Converter::collect_missing(const jit::Block* b, std::vector<std::string>& missing,
-                                std::set<std::string>& seen) const {
+void Converter::collect_missing(const jit::Block* b, std::vector<Missing>& missing) const {
   for (const jit::Node* n : b->nodes()) {
-    for (const jit::Block* sub : n->blocks()) collect_missing(sub, missing, seen);
+    for (const jit::Block* sub : n->blocks()) collect_missing(sub, missing);
     if (structural(n) || lookup(n)) continue;
     std::string kind = n->kind().toQualString();
-    std::string line = "no symbolic function for " + describe(n);
-    int next = next_opset_with_symbolic(kind, cfg_.opset);
-    if (next > 0 && next <= kMaxOpset)
-      line += "; it can be exported with opset_version=" + std::to_string(next);
-    if (seen.insert(line).second) missing.push_back(line);
+    auto it = std::find_if(missing.begin(), missing.end(),
+                           [&](const Missing& m) { return m.kind == kind; });
+    if (it == missing.end()) {
+      missing.push_back({kind, describe(n), 0, {}});
+      it = missing.end() - 1;
+    }
+    ++it->count;
+    std::string scope = scope_of(n);
+    if (!scope.empty() && it->scopes.size() < 3 &&
+        std::find(it->scopes.begin(), it->scopes.end(), scope) == it->scopes.end())
+      it->scopes.push_back(scope);
   }
 }
 
@@ -414,10 +441,14 @@ ir::Model Converter::convert() {
   }
   for (const auto& [name, axes] : cfg_.dynamic_axes) {
     bool known = used_names.count(name) > 0;
-    for (const auto& o : cfg_.output_names) known = known || o == name;
+    const size_t n_out = jg_->outputs().size();
+    for (size_t k = 0; k < n_out; ++k)
+      known = known || name == (k < cfg_.output_names.size() ? cfg_.output_names[k]
+                                                             : "output_" + std::to_string(k));
     if (!known)
       throw ExportError("dynamic_axes names '" + name +
-                        "', which is neither an input name nor an output name");
+                        "', which is neither an input name nor an output name (outputs without "
+                        "output_names are named output_0, output_1, ...)");
   }
   for (const jit::Node* n : jg_->nodes()) convert_node(n);
   current_ = nullptr;

@@ -15,6 +15,8 @@
 
 namespace tonnx::detail {
 
+struct Missing;
+
 struct ConvertConfig {
   int opset = kDefaultOpset;
   OperatorExportTypes export_type = OperatorExportTypes::ONNX;
@@ -49,8 +51,7 @@ class Converter {
 
  private:
   void check_feasible();
-  void collect_missing(const torch::jit::Block* b, std::vector<std::string>& missing,
-                       std::set<std::string>& seen) const;
+  void collect_missing(const torch::jit::Block* b, std::vector<Missing>& missing) const;
   void convert_node(const torch::jit::Node* n);
   // Control flow (opset 11+): a block becomes an ir::Graph attribute. Values of enclosing
   // scopes are referenced by name inside it.

@@ -1,10 +1,11 @@
 // Dynamic axes for C++ traces. LibTorch's C++ Tensor::size() does not go through the
 // dispatcher, so a trace records the sizes it saw as constants (Python's tracer records
-// aten::size instead). tonnx traces a second time with the dynamic axes grown, compares
-// the two graphs node by node, and replaces every integer constant that changed by the
-// arithmetic on the inputs' sizes that explains both values (d, c*d, c*d1*d2, d + c,
-// c*d + e). The rewritten graph uses aten::size/mul/add, which convert to Shape, Gather,
-// Mul and Add: the ONNX graph then computes those sizes at run time.
+// aten::size instead). tonnx traces twice more with the dynamic axes grown by different
+// amounts, compares the three graphs node by node, and replaces every integer constant that
+// changed by the arithmetic on the inputs' sizes that explains all three values (d, c*d,
+// c*d1*d2, c*d + e); the third trace rules out explanations that fit two by chance. The rewritten
+// graph uses aten::size/mul/add, which convert to Shape, Gather, Mul and Add: the ONNX graph then
+// computes those sizes at run time.
 #include <torch/csrc/jit/ir/constants.h>
 #include <torch/csrc/jit/ir/ir.h>
 
@@ -24,26 +25,40 @@ struct Expr {
   int64_t coef = 1, offset = 0;
 };
 
-std::optional<Expr> explain(int64_t va, int64_t vb, const std::vector<DynamicDim>& dims) {
+int64_t value_at(const Expr& e, const std::vector<DynamicDim>& dims, int64_t DynamicDim::*size) {
+  int64_t v = e.coef;
+  for (size_t s : e.syms) v *= dims[s].*size;
+  return v + e.offset;
+}
+
+// The first simple expression (d, c*d, c*d1*d2, c*d + e) that gives va, vb and vc at the
+// sizes of traces a, b and c.
+std::optional<Expr> explain(int64_t va, int64_t vb, int64_t vc,
+                            const std::vector<DynamicDim>& dims) {
   const size_t n = dims.size();
-  for (size_t k = 0; k < n; ++k)
-    if (va == dims[k].size_a && vb == dims[k].size_b) return Expr{{k}, 1, 0};
+  std::vector<Expr> candidates;
+  for (size_t k = 0; k < n; ++k) candidates.push_back(Expr{{k}, 1, 0});
   for (size_t k = 0; k < n; ++k) {
-    int64_t a = dims[k].size_a, b = dims[k].size_b;
-    if (a != 0 && va % a == 0 && vb == b * (va / a)) return Expr{{k}, va / a, 0};
+    int64_t a = dims[k].size_a;
+    if (a != 0 && va % a == 0) candidates.push_back(Expr{{k}, va / a, 0});
   }
   for (size_t i = 0; i < n; ++i)
     for (size_t j = i; j < n; ++j) {
-      int64_t pa = dims[i].size_a * dims[j].size_a, pb = dims[i].size_b * dims[j].size_b;
-      if (pa != 0 && va % pa == 0 && vb == pb * (va / pa)) return Expr{{i, j}, va / pa, 0};
+      int64_t pa = dims[i].size_a * dims[j].size_a;
+      if (pa != 0 && va % pa == 0) candidates.push_back(Expr{{i, j}, va / pa, 0});
     }
   for (size_t k = 0; k < n; ++k) {
     int64_t a = dims[k].size_a, b = dims[k].size_b;
     if ((vb - va) % (b - a) == 0) {
       int64_t c = (vb - va) / (b - a);
-      if (c != 0) return Expr{{k}, c, va - c * a};
+      if (c != 0) candidates.push_back(Expr{{k}, c, va - c * a});
     }
   }
+  for (const Expr& e : candidates)
+    if (value_at(e, dims, &DynamicDim::size_a) == va &&
+        value_at(e, dims, &DynamicDim::size_b) == vb &&
+        value_at(e, dims, &DynamicDim::size_c) == vc)
+      return e;
   return std::nullopt;
 }
 
@@ -91,9 +106,11 @@ class Rewriter {
 
 }  // namespace
 
-void generalize_sizes(TraceResult& a, const TraceResult& b, const std::vector<DynamicDim>& dims) {
+void generalize_sizes(TraceResult& a, const TraceResult& b, const TraceResult& c,
+                      const std::vector<DynamicDim>& dims) {
   std::vector<jit::Node*> na(a.graph->nodes().begin(), a.graph->nodes().end());
   std::vector<jit::Node*> nb(b.graph->nodes().begin(), b.graph->nodes().end());
+  std::vector<jit::Node*> nc(c.graph->nodes().begin(), c.graph->nodes().end());
   auto structure_error = [&](size_t i) {
     std::string where =
         i < na.size() ? na[i]->kind().toQualString() : std::string("the end of the graph");
@@ -103,53 +120,60 @@ void generalize_sizes(TraceResult& a, const TraceResult& b, const std::vector<Dy
         where + ", node " + std::to_string(i) +
         "): its control flow depends on them, so one trace cannot represent it");
   };
-  if (na.size() != nb.size()) structure_error(std::min(na.size(), nb.size()));
+  if (na.size() != nb.size() || na.size() != nc.size())
+    structure_error(std::min({na.size(), nb.size(), nc.size()}));
   Rewriter rw(a, dims);
+  auto not_explained = [&](const jit::Value* v, int64_t value) {
+    cannot(v, "the size " + std::to_string(value) +
+                  " changes with the dynamic axes but is not a simple function of them "
+                  "(d, c*d, c*d1*d2, c*d + e)");
+  };
   for (size_t i = 0; i < na.size(); ++i) {
     jit::Node* x = na[i];
-    if (x->kind() != nb[i]->kind() || x->inputs().size() != nb[i]->inputs().size())
-      structure_error(i);
+    for (const std::vector<jit::Node*>* other : {&nb, &nc})
+      if (x->kind() != (*other)[i]->kind() || x->inputs().size() != (*other)[i]->inputs().size())
+        structure_error(i);
     if (x->kind() != c10::prim::Constant || !x->hasUses()) continue;
-    auto va = jit::toIValue(x->output()), vb = jit::toIValue(nb[i]->output());
-    if (!va || !vb) continue;
-    if (va->isInt() && vb->isInt()) {
-      if (va->toInt() == vb->toInt()) continue;
-      auto e = explain(va->toInt(), vb->toInt(), dims);
-      if (!e)
-        cannot(x->output(), "the size " + std::to_string(va->toInt()) +
-                                " changes with the dynamic axes but is not a product of them");
+    auto va = jit::toIValue(x->output()), vb = jit::toIValue(nb[i]->output()),
+         vc = jit::toIValue(nc[i]->output());
+    if (!va || !vb || !vc) continue;
+    if (va->isInt() && vb->isInt() && vc->isInt()) {
+      if (va->toInt() == vb->toInt() && va->toInt() == vc->toInt()) continue;
+      auto e = explain(va->toInt(), vb->toInt(), vc->toInt(), dims);
+      if (!e) not_explained(x->output(), va->toInt());
       jit::WithInsertPoint guard(x->next());
       x->output()->replaceAllUsesWith(rw.emit(*e));
       continue;
     }
-    if (va->isIntList() && vb->isIntList()) {
-      auto la = va->toIntVector(), lb = vb->toIntVector();
-      if (la == lb) continue;
-      if (la.size() != lb.size())
+    if (va->isIntList() && vb->isIntList() && vc->isIntList()) {
+      auto la = va->toIntVector(), lb = vb->toIntVector(), lc = vc->toIntVector();
+      if (la == lb && la == lc) continue;
+      if (la.size() != lb.size() || la.size() != lc.size())
         cannot(x->output(), "a list of sizes changes length with the dynamic axes");
       jit::WithInsertPoint guard(x->next());
       std::vector<jit::Value*> elems;
       for (size_t k = 0; k < la.size(); ++k) {
-        if (la[k] == lb[k]) {
+        if (la[k] == lb[k] && la[k] == lc[k]) {
           elems.push_back(a.graph->insertConstant(la[k]));
           continue;
         }
-        auto e = explain(la[k], lb[k], dims);
-        if (!e)
-          cannot(x->output(), "the size " + std::to_string(la[k]) +
-                                  " changes with the dynamic axes but is not a product of them");
+        auto e = explain(la[k], lb[k], lc[k], dims);
+        if (!e) not_explained(x->output(), la[k]);
         elems.push_back(rw.emit(*e));
       }
       jit::Node* list = a.graph->insertNode(a.graph->createList(c10::IntType::get(), elems));
       x->output()->replaceAllUsesWith(list->output());
       continue;
     }
-    if (va->isTensor() && vb->isTensor()) {
-      const at::Tensor &ta = va->toTensor(), &tb = vb->toTensor();
-      if (ta.sizes() == tb.sizes() && ta.scalar_type() == tb.scalar_type() && at::equal(ta, tb))
-        continue;
-      if (ta.dim() == 0 && tb.dim() == 0 && !at::isFloatingType(ta.scalar_type())) {
-        auto e = explain(ta.item<int64_t>(), tb.item<int64_t>(), dims);
+    if (va->isTensor() && vb->isTensor() && vc->isTensor()) {
+      const at::Tensor &ta = va->toTensor(), &tb = vb->toTensor(), &tc = vc->toTensor();
+      auto same = [](const at::Tensor& p, const at::Tensor& q) {
+        return p.sizes() == q.sizes() && p.scalar_type() == q.scalar_type() && at::equal(p, q);
+      };
+      if (same(ta, tb) && same(ta, tc)) continue;
+      if (ta.dim() == 0 && tb.dim() == 0 && tc.dim() == 0 &&
+          !at::isFloatingType(ta.scalar_type())) {
+        auto e = explain(ta.item<int64_t>(), tb.item<int64_t>(), tc.item<int64_t>(), dims);
         if (e) {
           jit::WithInsertPoint guard(x->next());
           jit::Value* v = rw.emit(*e);
@@ -160,7 +184,8 @@ void generalize_sizes(TraceResult& a, const TraceResult& b, const std::vector<Dy
       cannot(x->output(), "a constant tensor of shape " + c10::str(ta.sizes()) +
                               " changes with the dynamic axes");
     }
-    if (va->isDouble() && vb->isDouble() && va->toDouble() != vb->toDouble())
+    if (va->isDouble() && vb->isDouble() && vc->isDouble() &&
+        (va->toDouble() != vb->toDouble() || va->toDouble() != vc->toDouble()))
       cannot(x->output(),
              "the number " + std::to_string(va->toDouble()) + " changes with the dynamic axes");
   }

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "export/converter.h"
+#include "export/functionalize.h"
 #include "passes/fuse.h"
 #include "passes/passes.h"
 #include "tonnx/backend.h"
@@ -82,6 +83,7 @@ Exported finish_export(TraceResult tr, const ExportOptions& o) {
   cfg.num_user_inputs = tr.num_user_inputs;
   cfg.params = tr.params;
   Exported ex;
+  detail::functionalize_inplace(tr.graph);
   ex.model = detail::Converter(tr.graph, cfg).convert();
   ex.eager_outputs = std::move(tr.eager_outputs);
   timer.lap("convert");

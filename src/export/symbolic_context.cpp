@@ -26,10 +26,11 @@ std::optional<c10::IValue> constant_ivalue(const jit::Value* v) {
   return c10::IValue(list);
 }
 
+// A typed function takes the schema's first N arguments (all of them, or a prefix).
 void check_arity(SymbolicContext& g, size_t expected) {
-  if (g.num_inputs() != expected)
+  if (g.num_inputs() < expected)
     g.fail("the symbolic function takes " + std::to_string(expected) +
-           " argument(s) but this overload of the op has " + std::to_string(g.num_inputs()) +
+           " argument(s) but this overload of the op has only " + std::to_string(g.num_inputs()) +
            "; register one that reads its inputs with g.input(i)");
 }
 }  // namespace detail

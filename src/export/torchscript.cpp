@@ -166,6 +166,52 @@ class AttrResolver {
   std::vector<jit::Node*> getattrs_;
 };
 
+// LowerAllTuples turns a tuple-typed prim::Uninitialized (the value of a branch that raises)
+// into one node with an output per element, which LibTorch's interpreter runs as if it had
+// one: the stack goes out of step and the process corrupts its heap (scripted
+// MultiheadAttention, a raise in one branch of an if). One node per output is what it runs.
+void split_uninitialized(jit::Graph& g, jit::Block* b) {
+  for (auto it = b->nodes().begin(); it != b->nodes().end();) {
+    jit::Node* n = *it;
+    ++it;
+    for (jit::Block* sub : n->blocks()) split_uninitialized(g, sub);
+    if (n->kind() != c10::prim::Uninitialized || n->outputs().size() < 2) continue;
+    for (jit::Value* o : n->outputs()) {
+      jit::Node* one = g.createUninitialized(o->type());
+      one->insertBefore(n);
+      o->replaceAllUsesWith(one->output());
+    }
+    n->destroy();
+  }
+}
+
+// An if whose one branch raises (an assert, an argument check) is exported as the other
+// branch, as torch.onnx does: ONNX has no exceptions, and the example inputs took that branch
+// (the export runs forward on them first). Returns how many were dropped.
+int drop_raising_branches(jit::Block* b) {
+  int dropped = 0;
+  for (auto it = b->nodes().begin(); it != b->nodes().end();) {
+    jit::Node* n = *it;
+    ++it;
+    for (jit::Block* sub : n->blocks()) dropped += drop_raising_branches(sub);
+    if (n->kind() != c10::prim::If) continue;
+    auto raises = [](jit::Block* blk) {
+      for (jit::Node* m : blk->nodes())
+        if (m->kind() == c10::prim::RaiseException) return true;
+      return false;
+    };
+    bool r0 = raises(n->blocks()[0]), r1 = raises(n->blocks()[1]);
+    if (r0 == r1) continue;
+    jit::Block* keep = n->blocks()[r0 ? 1 : 0];
+    while (keep->nodes().begin() != keep->nodes().end()) keep->nodes().front()->moveBefore(n);
+    for (size_t k = 0; k < n->outputs().size(); ++k)
+      n->output(k)->replaceAllUsesWith(keep->outputs()[k]);
+    n->destroy();
+    ++dropped;
+  }
+  return dropped;
+}
+
 // What a tensor value looked like on every run of its definition.
 struct Observed {
   at::ScalarType dtype = at::ScalarType::Undefined;
@@ -258,6 +304,23 @@ std::vector<c10::IValue> observe_types(const std::shared_ptr<jit::Graph>& g,
   return stack;
 }
 
+// prim::dtype and prim::device of a tensor whose type was observed are constants (scripted
+// code reads them to make tensors like another: torch.tensor(5, dtype=x.dtype)).
+void fold_known_types(jit::Graph& g, jit::Block* b) {
+  for (auto it = b->nodes().begin(); it != b->nodes().end(); ++it) {
+    jit::Node* n = *it;
+    for (jit::Block* sub : n->blocks()) fold_known_types(g, sub);
+    if (n->inputs().size() != 1) continue;
+    auto tt = n->input()->type()->cast<c10::TensorType>();
+    if (!tt) continue;
+    jit::WithInsertPoint guard(n);
+    if (n->kind() == c10::prim::dtype && tt->scalarType())
+      n->output()->replaceAllUsesWith(g.insertConstant(static_cast<int64_t>(*tt->scalarType())));
+    else if (n->kind() == c10::prim::device)
+      n->output()->replaceAllUsesWith(g.insertConstant(c10::Device(at::kCPU)));
+  }
+}
+
 // Ops whose result has the same dtype as their first tensor input (used for values on
 // paths the example inputs did not take). Comparisons give bool.
 void infer_unobserved(jit::Block* b) {
@@ -346,7 +409,9 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<torch:
   tr.num_user_inputs = inputs.size();
   {
     torch::NoGradGuard no_grad;
-    std::vector<c10::IValue> args(inputs.begin(), inputs.end());
+    // forward may write into its inputs: it runs on copies, the caller's stay as they were.
+    std::vector<c10::IValue> args;
+    for (const auto& t : inputs) args.emplace_back(t.clone());
     c10::IValue out;
     try {
       out = m.forward(args);
@@ -404,22 +469,50 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<torch:
     throw ExportError("tuples in forward's graph that tonnx cannot flatten: " +
                       first_line(e.what()));
   }
+  drop_raising_branches(g->block());
+  split_uninitialized(*g, g->block());
   jit::ConstantPropagation(g);
   jit::EliminateDeadCode(g);
 
-  std::vector<c10::IValue> run_inputs(inputs.begin(), inputs.end());
+  std::vector<c10::IValue> run_inputs;
+  for (const auto& t : inputs) run_inputs.emplace_back(t.clone());
   for (const auto& p : params) run_inputs.emplace_back(p.tensor.detach());
   {
     torch::NoGradGuard no_grad;
     observe_types(g, run_inputs);
   }
   infer_unobserved(g->block());
+  fold_known_types(*g, g->block());
+  jit::EliminateDeadCode(g);
 
   tr.graph = g;
   for (const auto& p : params) tr.params.push_back({p.name, p.tensor.detach(), nullptr});
   return detail::finish_export(std::move(tr), o);
 }
 
+}  // namespace
+
+namespace {
+// LibTorch's whole message, without the surrounding blank lines (its load errors start with a
+// newline) and capped for a terminal.
+std::string whole_message(const std::string& s) {
+  size_t b = s.find_first_not_of(" \n\t");
+  if (b == std::string::npos) return "(LibTorch gave no message)";
+  size_t e = s.find_last_not_of(" \n\t");
+  std::string m = s.substr(b, e + 1 - b);
+  return m.size() > 4000 ? m.substr(0, 4000) + "..." : m;
+}
+
+std::string load_hint(const std::string& msg) {
+  const std::string key = "Unknown builtin op: ";
+  size_t at = msg.find(key);
+  if (at == std::string::npos) return "";
+  std::string op = msg.substr(at + key.size());
+  op = op.substr(0, op.find_first_of(".\n "));
+  return "\nThe file calls " + op +
+         ", a custom op that LibTorch does not know until the library that registers it is "
+         "loaded: load it first (in C++, dlopen it; in Python, torch.ops.load_library)";
+}
 }  // namespace
 
 torch::jit::Module load_torchscript(const std::string& path) {
@@ -433,12 +526,16 @@ torch::jit::Module load_torchscript(const std::string& path) {
   try {
     return torch::jit::load(path);
   } catch (const c10::Error& e) {
-    throw ExportError("cannot load TorchScript file '" + path +
-                      "': it is not a complete TorchScript archive (" +
-                      first_line(e.what_without_backtrace()) +
-                      "); save it again with torch.jit.save or module.save");
+    std::string msg = whole_message(e.what_without_backtrace());
+    if (msg.find("PytorchStreamReader") != std::string::npos ||
+        msg.find("archive") != std::string::npos || msg.find("zip") != std::string::npos)
+      throw ExportError("cannot load TorchScript file '" + path +
+                        "': it is not a complete TorchScript archive (" + first_line(msg) +
+                        "); save it again with torch.jit.save or module.save");
+    throw ExportError("cannot load TorchScript file '" + path + "': " + msg + load_hint(msg));
   } catch (const std::exception& e) {
-    throw ExportError("cannot load TorchScript file '" + path + "': " + first_line(e.what()));
+    std::string msg = whole_message(e.what());
+    throw ExportError("cannot load TorchScript file '" + path + "': " + msg + load_hint(msg));
   }
 }
 

@@ -276,22 +276,29 @@ TraceResult trace(const Traceable& model, const std::vector<torch::Tensor>& args
     }
   }
   if (dims.empty()) return a;
-  // Second trace: each symbol grows by a different amount so that products stay distinct.
-  for (size_t k = 0; k < dims.size(); ++k)
-    dims[k].size_b = dims[k].size_a + static_cast<int64_t>(k) + 1;
-  std::vector<torch::Tensor> args_b = args;
-  for (const auto& d : dims)
-    for (const auto& [i, axis] : d.uses) args_b[i] = grow(args_b[i], axis, d.size_b);
-  TraceResult b;
-  try {
-    b = trace_once(model, args_b, mode);
-  } catch (const ExportError& e) {
-    throw ExportError(
-        std::string("dynamic_axes: the model could not be traced a second time at other sizes of "
-                    "the dynamic axes (each grown by one or more): ") +
-        e.what());
+  // Two more traces: each symbol grows by a different amount, and by amounts that are not
+  // proportional between the two, so that one explanation fits all three sets of sizes.
+  const int64_t n = static_cast<int64_t>(dims.size());
+  for (int64_t k = 0; k < n; ++k) {
+    dims[k].size_b = dims[k].size_a + k + 1;
+    dims[k].size_c = dims[k].size_a + n - k + 2;
   }
-  generalize_sizes(a, b, dims);
+  auto trace_grown = [&](int64_t DynamicDim::*size) {
+    std::vector<torch::Tensor> grown = args;
+    for (const auto& d : dims)
+      for (const auto& [i, axis] : d.uses) grown[i] = grow(grown[i], axis, d.*size);
+    try {
+      return trace_once(model, grown, mode);
+    } catch (const ExportError& e) {
+      throw ExportError(
+          std::string("dynamic_axes: the model could not be traced again at other sizes of "
+                      "the dynamic axes (each grown by one or more): ") +
+          e.what());
+    }
+  };
+  TraceResult b = trace_grown(&DynamicDim::size_b);
+  TraceResult c = trace_grown(&DynamicDim::size_c);
+  generalize_sizes(a, b, c, dims);
   return a;
 }
 

@@ -21,14 +21,16 @@ TraceResult trace(const Traceable& model, const std::vector<torch::Tensor>& args
                   const std::map<std::string, std::map<int64_t, std::string>>& dynamic_axes = {},
                   const std::vector<std::string>& input_names = {});
 
-// A symbolic dim: where it occurs among the user inputs, and its sizes in two traces.
+// A symbolic dim: where it occurs among the user inputs, and its sizes in three traces.
 struct DynamicDim {
   std::string symbol;
   std::vector<std::pair<size_t, int64_t>> uses;  // (user input index, axis)
-  int64_t size_a = 0, size_b = 0;
+  int64_t size_a = 0, size_b = 0, size_c = 0;
 };
-// Rewrites `a` so that constants that differ between traces a and b (taken at other sizes
-// of the dynamic axes) are computed from the inputs' shapes.
-void generalize_sizes(TraceResult& a, const TraceResult& b, const std::vector<DynamicDim>& dims);
+// Rewrites `a` so that constants that differ between traces a, b and c (taken at other sizes
+// of the dynamic axes) are computed from the inputs' shapes. An explanation found from a and b
+// must also give c's value: two traces alone cannot tell seq + 1 from 2 * batch + 2.
+void generalize_sizes(TraceResult& a, const TraceResult& b, const TraceResult& c,
+                      const std::vector<DynamicDim>& dims);
 
 }  // namespace tonnx::detail

@@ -136,24 +136,49 @@ Value* slice(SymbolicContext& g, Value* x, int64_t dim, int64_t start, int64_t e
   return g.op("Slice", in);
 }
 
-// slice(self, dim, start, end, step): start/end may be None or out of range.
+// A 1-D int64 tensor of one element from int argument i: a constant, or the value computed at
+// run time (x.size(1) in a trace becomes aten::size).
+Value* int_1d(SymbolicContext& g, size_t i) {
+  if (g.is_constant(i)) return g.constant_ints({g.i(i)});
+  return g.op("Reshape", {g.cast(g.input(i), at::kLong), g.constant_ints({1})});
+}
+
+// slice(self, dim, start, end, step): start/end may be None, out of range, or computed.
 TONNX_SYMBOLIC("aten::slice", 9, [](SymbolicContext& g) -> Outputs {
   int64_t rank = g.rank(0);
   int64_t dim = norm_dim(g, g.i(1), rank);
-  int64_t start = g.is_none(2) ? 0 : g.i(2);
-  int64_t end = g.is_none(3) ? kInt64Max : g.i(3);
   int64_t step = g.i(4);
   if (step <= 0) g.fail("slice step must be positive, got " + std::to_string(step));
+  bool computed = (!g.is_none(2) && !g.is_constant(2)) || (!g.is_none(3) && !g.is_constant(3));
+  if (computed) {
+    if (g.opset() < 10) g.unsupported_below(10, "slicing with bounds computed at run time");
+    Value* start = g.is_none(2) ? g.constant_ints({0}) : int_1d(g, 2);
+    Value* end = g.is_none(3) ? g.constant_ints({kInt64Max}) : int_1d(g, 3);
+    std::vector<Value*> in{g.input(0), start, end, g.constant_ints({dim})};
+    if (step != 1) in.push_back(g.constant_ints({step}));
+    return g.op("Slice", in);
+  }
+  int64_t start = g.is_none(2) ? 0 : g.i(2);
+  int64_t end = g.is_none(3) ? kInt64Max : g.i(3);
   if (start == 0 && end == kInt64Max && step == 1) return g.op("Identity", {g.input(0)});
   return slice(g, g.input(0), dim, start, end, step);
 });
-TONNX_SYMBOLIC("aten::narrow", 9,
-               [](SymbolicContext& g, Value* x, int64_t dim, int64_t start, int64_t length) {
-                 int64_t rank = g.rank(0);
-                 int64_t d = norm_dim(g, dim, rank);
-                 if (start < 0) start += g.sizes(0)[d];
-                 return slice(g, x, d, start, start + length, 1);
-               });
+// narrow(self, dim, start, length): start and length may be computed at run time.
+TONNX_SYMBOLIC("aten::narrow", 9, [](SymbolicContext& g) -> Outputs {
+  int64_t rank = g.rank(0);
+  int64_t d = norm_dim(g, g.i(1), rank);
+  if (g.is_constant(2) && g.is_constant(3)) {
+    int64_t start = g.i(2), length = g.i(3);
+    if (start < 0) start += g.sizes(0)[d];
+    return slice(g, g.input(0), d, start, start + length, 1);
+  }
+  if (g.opset() < 10) g.unsupported_below(10, "narrow with a start or length computed at run time");
+  if (g.is_constant(2) && g.i(2) < 0)
+    g.fail("narrow with a negative start and a length computed at run time");
+  Value* start = int_1d(g, 2);
+  Value* end = g.op("Add", {start, int_1d(g, 3)});
+  return g.op("Slice", {g.input(0), start, end, g.constant_ints({d})});
+});
 
 // flip(self, dims): Slice backwards over each dim (opset 10).
 TONNX_SYMBOLIC("aten::flip", 10,

@@ -1,0 +1,20 @@
+// In-place writes made functional. TorchScript tensors are mutable and views share memory
+// with their base; ONNX values are immutable. This pass rewrites a traced or scripted graph so
+// that every in-place op (fill_, copy_, add_, index_put_, masked_fill_, ...) is followed by the
+// write-back of its result into the tensor it was a view of (slice_scatter, select_scatter,
+// reshape, transpose back, ...), and every later read of that tensor, or of another view of
+// it, reads the written version. Writes inside If and Loop bodies to tensors defined outside
+// become outputs of the If and values carried by the Loop. A write tonnx cannot follow (into a
+// view made by expand, as_strided, diagonal, chunk, ... or a view chosen by control flow)
+// fails the export, naming the op and its scope: never a silently different model.
+#pragma once
+
+#include <torch/csrc/jit/ir/ir.h>
+
+#include <memory>
+
+namespace tonnx::detail {
+
+void functionalize_inplace(const std::shared_ptr<torch::jit::Graph>& graph);
+
+}  // namespace tonnx::detail
