@@ -298,6 +298,30 @@ TEST(Export, AtenFallbackWithOptionalTensorsAndScalarArguments) {
   EXPECT_TRUE(torch::allclose(outs[0], fn(x, target), 1e-5, 1e-6)) << outs[0] << fn(x, target);
 }
 
+TEST(Export, AtenFallbackWithTensorListArguments) {
+  // einsum(equation, Tensor[] operands) and block_diag(Tensor[]) have no symbolic: the list's
+  // elements become the ATen node's inputs, its length an attribute, and the backend runs it.
+  auto fn = [](Tensor a, Tensor b, Tensor c) {
+    return torch::einsum("bij,bjk->bik", {a, b}) + torch::block_diag({c, c}).sum();
+  };
+  ExportOptions opt;
+  opt.operator_export_type = OperatorExportTypes::ONNX_ATEN_FALLBACK;
+  std::string path = temp_dir("aten_list") + "/m.onnx";
+  Tensor a = torch::randn({2, 3, 4}), b = torch::randn({2, 4, 5}), c = torch::randn({2, 2});
+  export_traceable(make_traceable_fn(fn), {a, b, c}, path, opt);
+  onnx::ModelProto proto = read_model_proto(path);
+  int aten = 0;
+  for (const auto& n : proto.graph().node()) aten += n.op_type() == "ATen";
+  EXPECT_EQ(aten, 2);
+  // Other inputs than the example's: nothing was frozen into the file.
+  a = torch::randn({2, 3, 4});
+  b = torch::randn({2, 4, 5});
+  c = torch::randn({2, 2});
+  auto outs = backend::prepare(path, "CPU").run({a, b, c});
+  ASSERT_EQ(outs.size(), 1u);
+  EXPECT_TRUE(torch::allclose(outs[0], fn(a, b, c), 1e-5, 1e-5));
+}
+
 TEST(Export, ExportParamsFalseAndKeepInitializersAsInputs) {
   torch::nn::Linear lin(3, 2);
   std::string dir = temp_dir("params");

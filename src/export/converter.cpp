@@ -27,9 +27,10 @@ std::optional<ir::TensorType> jit_type(const jit::Value* v) {
   }
   ir::TensorType t;
   if (auto st = tt->scalarType()) t.dtype = ir::dtype_from_scalar_type(*st);
-  if (auto sizes = tt->sizes().concrete_sizes()) {
+  // Dims known on their own: Float(*, 2, 48) keeps 2 and 48.
+  if (auto sizes = tt->sizes().sizes()) {
     std::vector<ir::Dim> dims;
-    for (int64_t s : *sizes) dims.push_back(ir::Dim::known(s));
+    for (const auto& s : *sizes) dims.push_back(s ? ir::Dim::known(*s) : ir::Dim{});
     t.shape = std::move(dims);
   } else if (auto rank = tt->dim()) {
     t.shape = std::vector<ir::Dim>(*rank);
@@ -262,7 +263,8 @@ std::vector<ir::Value*> Converter::tensor_list_of(const jit::Value* v) {
       for (const at::Tensor& t : iv->toTensorVector()) out.push_back(constant(t));
     return out;
   }
-  fail(current_, std::string("expected a list of tensors for %") + v->debugName());
+  fail(current_, std::string("expected a list of tensors for %") + v->debugName() + " (of type " +
+                     v->type()->annotation_str() + ", made by " + p->kind().toQualString() + ")");
 }
 
 void Converter::bind_outputs(const jit::Node* n, const Outputs& outs) {
@@ -306,6 +308,22 @@ void Converter::fallback_node(const jit::Node* n, bool aten_node) {
     // Non-tensor arguments become attributes named after the schema's arguments.
     std::string arg = "arg" + std::to_string(i);
     if (auto* schema = n->maybeSchema()) arg = schema->arguments().at(i).name();
+    // A Tensor[] or Tensor?[] (cat, stack, index, einsum): its elements are inputs, in order
+    // (an empty name for a None), and the attribute named after the argument holds how many.
+    if (auto lt = in->type()->cast<c10::ListType>()) {
+      c10::TypePtr elem = lt->getElementType();
+      if (auto opt = elem->cast<c10::OptionalType>()) elem = opt->getElementType();
+      if (elem->kind() == c10::TypeKind::TensorType) {
+        if (in->node()->kind() != c10::prim::ListConstruct)
+          fail(n, "ATen fallback needs the tensor list " + arg +
+                      " built in the graph (prim::ListConstruct), not computed by " +
+                      in->node()->kind().toQualString());
+        for (const jit::Value* e : in->node()->inputs())
+          inputs.push_back(e->type()->kind() == c10::TypeKind::NoneType ? nullptr : tensor_of(e));
+        attrs.push_back({arg, static_cast<int64_t>(in->node()->inputs().size())});
+        continue;
+      }
+    }
     auto iv = constant_ivalue(in);
     if (!iv) {
       inputs.push_back(tensor_of(in));
@@ -363,6 +381,19 @@ void Converter::convert_node(const jit::Node* n) {
       return convert_loop(n);
     case c10::prim::ListUnpack:
     case c10::prim::TupleUnpack: {
+      // An int[] computed at run time (h, w = x.shape[2:]): one 1-D tensor, gathered per element.
+      auto lt = n->input()->type()->cast<c10::ListType>();
+      if (lt && lt->getElementType()->kind() != c10::TypeKind::TensorType &&
+          n->input()->node()->kind() != c10::prim::ListConstruct) {
+        ir::Value* list = tensor_of(n->input());
+        for (size_t k = 0; k < n->outputs().size(); ++k) {
+          ir::Value* idx = constant(at::scalar_tensor(static_cast<int64_t>(k), at::kLong));
+          ir::Value* e = emit("Gather", {list, idx}, {{"axis", int64_t{0}}}, 1, "")->output();
+          e->set_type(jit_type(n->output(k)));
+          bind(n->output(k), e);
+        }
+        return;
+      }
       std::vector<ir::Value*> elems = tensor_list_of(n->input());
       if (elems.size() != n->outputs().size())
         fail(n, "unpacks " + std::to_string(n->outputs().size()) + " values from a list of " +
@@ -372,6 +403,25 @@ void Converter::convert_node(const jit::Node* n) {
     }
     default:
       break;
+  }
+  // List concatenation (TorchScript's + on lists): tensors stay a list of values, ints a 1-D
+  // tensor.
+  if (n->kind() == c10::aten::add && n->inputs().size() == 2) {
+    if (auto lt = n->output()->type()->cast<c10::ListType>()) {
+      if (lt->getElementType()->kind() == c10::TypeKind::TensorType) {
+        std::vector<ir::Value*> all = tensor_list_of(n->input(0));
+        for (ir::Value* v : tensor_list_of(n->input(1))) all.push_back(v);
+        lists_.back()[n->output()] = all;
+        return;
+      }
+      ir::Value* a = tensor_of(n->input(0));
+      ir::Value* b = tensor_of(n->input(1));
+      if (!a || !b) fail(n, "a list to concatenate is None");
+      ir::Value* cat = emit("Concat", {a, b}, {{"axis", int64_t{0}}}, 1, "")->output();
+      cat->set_type(ir::TensorType{ir::DType::Int64, std::vector<ir::Dim>(1)});
+      bind(n->output(), cat);
+      return;
+    }
   }
   const SymbolicFn* fn = lookup(n);
   if (!fn) {

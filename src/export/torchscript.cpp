@@ -15,9 +15,12 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <set>
 #include <unordered_map>
 
 #include "export/pipeline.h"
+#include "export/specialize.h"
 
 namespace tonnx {
 namespace fs = std::filesystem;
@@ -166,6 +169,40 @@ class AttrResolver {
   std::vector<jit::Node*> getattrs_;
 };
 
+// What an export knows before running anything: tensors are on the CPU, dense and strided,
+// and nothing requires grad (forward runs under no_grad, as inference). Scripted library code
+// (nn.MultiheadAttention's fast-path checks) branches on these; as constants, the branches
+// fold away with ConstantPropagation. Returns how many were replaced.
+int fold_export_constants(jit::Graph& g, jit::Block* b) {
+  static const std::set<std::string> kFalse = {
+      "prim::is_cuda",        "prim::is_xpu",       "prim::is_sparse", "prim::is_sparse_csr",
+      "prim::is_mkldnn",      "prim::is_mps",       "prim::is_meta",   "prim::is_vulkan",
+      "prim::is_ipu",         "prim::is_quantized", "prim::is_nested", "prim::requires_grad",
+      "aten::is_grad_enabled"};
+  std::vector<jit::Node*> folded;
+  for (auto it = b->nodes().begin(); it != b->nodes().end(); ++it) {
+    jit::Node* n = *it;
+    for (jit::Block* sub : n->blocks()) fold_export_constants(g, sub);
+    if (n->outputs().size() != 1) continue;
+    const std::string kind = n->kind().toQualString();
+    jit::WithInsertPoint guard(n);
+    jit::Value* c = nullptr;
+    if (kFalse.count(kind))
+      c = g.insertConstant(false);
+    else if (kind == "prim::device" && n->inputs().size() == 1)
+      c = g.insertConstant(c10::Device(at::kCPU));
+    else if (kind == "prim::layout" && n->inputs().size() == 1)
+      c = g.insertConstant(static_cast<int64_t>(at::kStrided));
+    if (!c) continue;
+    n->output()->replaceAllUsesWith(c);
+    folded.push_back(n);
+  }
+  // Dead now; LibTorch's dead-code pass keeps some of them (is_grad_enabled reads global
+  // state), and every node left must have a symbolic.
+  for (jit::Node* n : folded) n->destroy();
+  return static_cast<int>(folded.size());
+}
+
 // LowerAllTuples turns a tuple-typed prim::Uninitialized (the value of a branch that raises)
 // into one node with an output per element, which LibTorch's interpreter runs as if it had
 // one: the stack goes out of step and the process corrupts its heap (scripted
@@ -252,7 +289,8 @@ bool is_tensor_type(const jit::Value* v) { return v->type()->cast<c10::TensorTyp
 // iterations become unknown). Values on paths the inputs did not take get dtypes from a
 // simple forward rule afterwards.
 std::vector<c10::IValue> observe_types(const std::shared_ptr<jit::Graph>& g,
-                                       const std::vector<c10::IValue>& inputs) {
+                                       const std::vector<c10::IValue>& inputs,
+                                       detail::ObservedConditions* conditions = nullptr) {
   std::unordered_map<const jit::Value*, Observed> seen;
   std::vector<jit::Node*> probes;
   auto probe = [&](jit::Value* v, jit::Node* insert_before, jit::Block* block_start) {
@@ -274,11 +312,30 @@ std::vector<c10::IValue> observe_types(const std::shared_ptr<jit::Graph>& g,
       block_start->prependNode(pn);
     probes.push_back(pn);
   };
+  // The value each If's condition took (bit 0: false, bit 1: true).
+  auto probe_condition = [&](jit::Node* if_node) {
+    jit::Value* v = if_node->input(0);
+    if (!conditions || v->node()->kind() == c10::prim::Constant) return;
+    auto* pn = new jit::ProfileIValueOp(g.get(), nullptr);
+    jit::Value* out = pn->addOutput();
+    out->setType(v->type());
+    const jit::Value* key = v;
+    pn->setCallback([key, conditions](std::vector<c10::IValue>& stack) {
+      stack.pop_back();  // the frame id
+      const c10::IValue& b = stack.back();
+      if (b.isBool()) (*conditions)[key] |= b.toBool() ? 2 : 1;
+    });
+    pn->addInput(v);
+    pn->insertBefore(if_node);
+    if_node->replaceInput(0, out);
+    probes.push_back(pn);
+  };
   std::function<void(jit::Block*)> instrument = [&](jit::Block* b) {
     for (jit::Value* in : b->inputs()) probe(in, nullptr, b);
     for (auto it = b->nodes().begin(); it != b->nodes().end(); ++it) {
       jit::Node* n = *it;
       if (n->kind() == c10::prim::profile_ivalue) continue;
+      if (n->kind() == c10::prim::If) probe_condition(n);
       for (jit::Block* sub : n->blocks()) instrument(sub);
       jit::Node* next = n->next();
       for (jit::Value* o : n->outputs()) probe(o, next, nullptr);
@@ -304,8 +361,8 @@ std::vector<c10::IValue> observe_types(const std::shared_ptr<jit::Graph>& g,
   return stack;
 }
 
-// prim::dtype and prim::device of a tensor whose type was observed are constants (scripted
-// code reads them to make tensors like another: torch.tensor(5, dtype=x.dtype)).
+// prim::dtype of a tensor whose type was observed is a constant (scripted code reads it to
+// make tensors like another: torch.tensor(5, dtype=x.dtype)).
 void fold_known_types(jit::Graph& g, jit::Block* b) {
   for (auto it = b->nodes().begin(); it != b->nodes().end(); ++it) {
     jit::Node* n = *it;
@@ -318,6 +375,37 @@ void fold_known_types(jit::Graph& g, jit::Block* b) {
       n->output()->replaceAllUsesWith(g.insertConstant(static_cast<int64_t>(*tt->scalarType())));
     else if (n->kind() == c10::prim::device)
       n->output()->replaceAllUsesWith(g.insertConstant(c10::Device(at::kCPU)));
+  }
+}
+
+// Sizes and ranks the example run fixed: aten::dim of a tensor of known rank, and, when no
+// axis is dynamic, aten::size of known dims. ConstantPropagation then folds what was computed
+// from them ([E, E * 2] split sizes in nn.MultiheadAttention). Sizes that varied between loop
+// iterations were observed as unknown and stay computed.
+void fold_known_sizes(jit::Graph& g, jit::Block* b, bool sizes_vary) {
+  for (auto it = b->nodes().begin(); it != b->nodes().end(); ++it) {
+    jit::Node* n = *it;
+    for (jit::Block* sub : n->blocks()) fold_known_sizes(g, sub, sizes_vary);
+    if (n->inputs().empty() || n->outputs().size() != 1) continue;
+    auto tt = n->input(0)->type()->cast<c10::TensorType>();
+    if (!tt) continue;
+    jit::WithInsertPoint guard(n);
+    const std::string kind = n->kind().toQualString();
+    if (kind == "aten::dim" && n->inputs().size() == 1 && tt->dim()) {
+      n->output()->replaceAllUsesWith(g.insertConstant(static_cast<int64_t>(*tt->dim())));
+      continue;
+    }
+    if (kind != "aten::size" || sizes_vary) continue;
+    if (n->inputs().size() == 1) {
+      if (auto sizes = tt->sizes().concrete_sizes())
+        n->output()->replaceAllUsesWith(g.insertConstant(*sizes));
+    } else if (n->inputs().size() == 2 && tt->dim()) {
+      auto d = jit::toIValue(n->input(1));
+      if (!d || !d->isInt()) continue;
+      auto axis = ir::normalize_axis(d->toInt(), static_cast<int64_t>(*tt->dim()));
+      if (!axis) continue;
+      if (auto s = tt->sizes()[*axis]) n->output()->replaceAllUsesWith(g.insertConstant(*s));
+    }
   }
 }
 
@@ -469,6 +557,7 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<torch:
     throw ExportError("tuples in forward's graph that tonnx cannot flatten: " +
                       first_line(e.what()));
   }
+  fold_export_constants(*g, g->block());
   drop_raising_branches(g->block());
   split_uninitialized(*g, g->block());
   jit::ConstantPropagation(g);
@@ -477,12 +566,21 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<torch:
   std::vector<c10::IValue> run_inputs;
   for (const auto& t : inputs) run_inputs.emplace_back(t.clone());
   for (const auto& p : params) run_inputs.emplace_back(p.tensor.detach());
+  detail::ObservedConditions conditions;
   {
     torch::NoGradGuard no_grad;
-    observe_types(g, run_inputs);
+    observe_types(g, run_inputs, &conditions);
+  }
+  if (detail::specialize_data_free_ifs(g, conditions, !o.dynamic_axes.empty()) > 0) {
+    jit::ConstantPropagation(g);
+    jit::EliminateDeadCode(g);
   }
   infer_unobserved(g->block());
+  // The graph the converter gets, with observed types: for debugging an export.
+  if (std::getenv("TONNX_DEBUG_GRAPH")) std::cerr << g->toString();
   fold_known_types(*g, g->block());
+  fold_known_sizes(*g, g->block(), !o.dynamic_axes.empty());
+  jit::ConstantPropagation(g);
   jit::EliminateDeadCode(g);
 
   tr.graph = g;

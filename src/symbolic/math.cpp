@@ -274,7 +274,8 @@ TONNX_SYMBOLIC("aten::remainder", 10, [](SymbolicContext& g) -> Outputs {
 
 // floor_divide: rounds toward -inf (PyTorch >= 1.13). Integers: q = (a - fmod(a, b)) / b
 // is exact, then q - 1 where the remainder is non-zero and its sign differs from b's.
-TONNX_SYMBOLIC("aten::floor_divide", 10, [](SymbolicContext& g) -> Outputs {
+// aten::floordiv is Python's // on scalars in scripted code (head_dim = embed_dim // heads).
+Outputs floor_divide(SymbolicContext& g) {
   at::ScalarType dt = g.output_scalar_type();
   Value* a = input_as(g, 0, dt);
   Value* b = input_as(g, 1, dt);
@@ -285,7 +286,9 @@ TONNX_SYMBOLIC("aten::floor_divide", 10, [](SymbolicContext& g) -> Outputs {
   Value* differ = g.op("Xor", {g.op("Less", {r, zero}), g.op("Less", {b, zero})});
   Value* fix = g.op("And", {differ, g.op("Not", {g.op("Equal", {r, zero})})});
   return g.op("Where", {fix, g.op("Sub", {q, g.constant_scalar(1, dt)}), q});
-});
+}
+TONNX_SYMBOLIC("aten::floor_divide", 10, floor_divide);
+TONNX_SYMBOLIC("aten::floordiv", 10, floor_divide);
 
 }  // namespace
 }  // namespace tonnx::sym

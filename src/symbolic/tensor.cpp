@@ -2,6 +2,8 @@
 // position (index_select, gather, scatter, slice, narrow), repeat, flip, roll, padding,
 // pixel_shuffle, embedding, baddbmm, casts (to, _to_copy, type_as). select is in shape.cpp,
 // index/index_put in index.cpp.
+#include <torch/csrc/jit/ir/ir.h>
+
 #include "symbolic/helpers.h"
 
 namespace tonnx::sym {
@@ -53,12 +55,21 @@ std::vector<Value*> split_sizes(SymbolicContext& g, Value* x, const std::vector<
 }
 
 // split(self, split_size: int | int[], dim) and split_with_sizes(self, sizes, dim)
+int64_t known_dim(SymbolicContext& g, size_t i, int64_t d);
 Outputs split(SymbolicContext& g) {
-  std::vector<int64_t> in = g.sizes(0);
-  int64_t dim = norm_dim(g, g.i(2), static_cast<int64_t>(in.size()));
+  int64_t dim = norm_dim(g, g.i(2), g.rank(0));
+  if (!g.is_constant(1) && g.arg_type(1) != "int") {
+    // Sizes computed at run time ([E, E * 2] from x.size(-1)): as many pieces as the list has.
+    const torch::jit::Node* list = g.node()->input(1)->node();
+    if (list->kind() != c10::prim::ListConstruct)
+      g.fail("split sizes computed at run time must be a list built in the graph");
+    if (g.opset() < 13) g.unsupported_below(13, "split with sizes computed at run time");
+    return g.op_n("Split", {g.input(0), g.cast(g.input(1), at::kLong)}, {{"axis", dim}},
+                  list->inputs().size());
+  }
   std::vector<int64_t> sizes = g.ints(1);
   if (g.arg_type(1) == "int") {
-    int64_t step = sizes[0], total = in[dim];
+    int64_t step = sizes[0], total = known_dim(g, 0, dim);
     if (step <= 0) g.fail("split_size must be positive, got " + std::to_string(step));
     sizes.clear();
     for (int64_t s = 0; s < total; s += step) sizes.push_back(std::min(step, total - s));
@@ -71,21 +82,29 @@ TONNX_SYMBOLIC("aten::split_with_sizes", 9, split);
 TONNX_SYMBOLIC("aten::unsafe_split", 9, split);
 
 // chunk(self, chunks, dim): PyTorch's sizes: ceil(n / chunks) each, the last one smaller.
+// The size of dim d of input i, which must be known (the other dims may vary).
+int64_t known_dim(SymbolicContext& g, size_t i, int64_t d) {
+  auto t = g.type(i);
+  if (!t || !t->shape || !(*t->shape)[d].value)
+    g.fail("the size of dim " + std::to_string(d) + " of input " + std::to_string(i) + " (" +
+           g.arg_name(i) + ") is not known from the trace; it decides how many outputs there are");
+  return *(*t->shape)[d].value;
+}
+
 TONNX_SYMBOLIC("aten::chunk", 9,
                [](SymbolicContext& g, Value* x, int64_t chunks, int64_t dim) -> Outputs {
-                 std::vector<int64_t> in = g.sizes(0);
-                 int64_t d = norm_dim(g, dim, static_cast<int64_t>(in.size()));
-                 int64_t step = (in[d] + chunks - 1) / chunks;
+                 int64_t d = norm_dim(g, dim, g.rank(0));
+                 int64_t n = known_dim(g, 0, d);
+                 if (chunks <= 0) g.fail("chunks must be positive, got " + std::to_string(chunks));
+                 int64_t step = (n + chunks - 1) / chunks;
                  std::vector<int64_t> sizes;
-                 for (int64_t s = 0; s < in[d]; s += step)
-                   sizes.push_back(std::min(step, in[d] - s));
+                 for (int64_t s = 0; s < n; s += step) sizes.push_back(std::min(step, n - s));
                  return split_sizes(g, x, sizes, d);
                });
 
 TONNX_SYMBOLIC("aten::unbind", 9, [](SymbolicContext& g, Value* x, int64_t dim) -> Outputs {
-  std::vector<int64_t> in = g.sizes(0);
-  int64_t d = norm_dim(g, dim, static_cast<int64_t>(in.size()));
-  std::vector<Value*> parts = split_sizes(g, x, std::vector<int64_t>(in[d], 1), d);
+  int64_t d = norm_dim(g, dim, g.rank(0));
+  std::vector<Value*> parts = split_sizes(g, x, std::vector<int64_t>(known_dim(g, 0, d), 1), d);
   for (auto& p : parts) p = squeeze(g, p, {d});
   return parts;
 });

@@ -19,6 +19,19 @@ bool is_tensor_arg(const c10::Argument& a) {
   return false;
 }
 
+// Tensor[] or Tensor?[]: exported as that many inputs, the count in the argument's attribute.
+bool is_tensor_list_arg(const c10::Argument& a, bool* optional_elems) {
+  auto lt = a.type()->cast<c10::ListType>();
+  if (!lt) return false;
+  c10::TypePtr e = lt->getElementType();
+  *optional_elems = false;
+  if (auto opt = e->cast<c10::OptionalType>()) {
+    e = opt->getElementType();
+    *optional_elems = true;
+  }
+  return e->kind() == c10::TypeKind::TensorType;
+}
+
 c10::IValue attr_to_ivalue(const ir::Node& n, const c10::Argument& a, const ir::AttrValue& v) {
   c10::TypePtr t = a.type();
   if (auto opt = t->cast<c10::OptionalType>()) t = opt->getElementType();
@@ -68,11 +81,48 @@ KernelFactory aten_kernel(bool from_attr) {
           n, "LibTorch has no operator aten::" + op + (overload.empty() ? "" : "." + overload));
     c10::OperatorHandle h = *handle;
     const c10::FunctionSchema& schema = h.schema();
+    // Inputs the tensor arguments take: one each, and a list's count from its attribute.
+    size_t wanted = 0;
+    for (const c10::Argument& a : schema.arguments()) {
+      bool optional_elems = false;
+      if (is_tensor_arg(a)) {
+        ++wanted;
+      } else if (is_tensor_list_arg(a, &optional_elems)) {
+        const ir::AttrValue* count = n.attr(a.name());
+        if (!count || count->kind() != ir::AttrValue::Kind::Int || count->i() < 0)
+          kernel_fail(n, "the tensor list argument '" + a.name() + "' of aten::" + op +
+                             " needs an int attribute '" + a.name() + "' with its length");
+        wanted += static_cast<size_t>(count->i());
+      }
+    }
+    if (n.inputs().size() > wanted)
+      kernel_fail(n, "has " + std::to_string(n.inputs().size()) + " inputs, but aten::" + op +
+                         "'s tensor arguments take at most " + std::to_string(wanted));
     return [h, &n, &schema](const Tensors& in) -> Tensors {
       torch::jit::Stack stack;
       size_t next = 0;
       for (const c10::Argument& a : schema.arguments()) {
-        if (is_tensor_arg(a)) {
+        bool optional_elems = false;
+        if (is_tensor_list_arg(a, &optional_elems)) {
+          int64_t count = n.attr(a.name())->i();
+          if (optional_elems) {
+            c10::List<c10::optional<at::Tensor>> list;
+            for (int64_t k = 0; k < count; ++k, ++next) {
+              at::Tensor t = next < in.size() ? in[next] : at::Tensor();
+              list.push_back(t.defined() ? c10::optional<at::Tensor>(t) : c10::nullopt);
+            }
+            stack.emplace_back(list);
+          } else {
+            c10::List<at::Tensor> list;
+            for (int64_t k = 0; k < count; ++k, ++next) {
+              if (next >= in.size() || !in[next].defined())
+                kernel_fail(n, "element " + std::to_string(k) + " of the tensor list '" + a.name() +
+                                   "' is missing");
+              list.push_back(in[next]);
+            }
+            stack.emplace_back(list);
+          }
+        } else if (is_tensor_arg(a)) {
           at::Tensor t = next < in.size() ? in[next] : at::Tensor();
           ++next;
           stack.emplace_back(t.defined() ? c10::IValue(t) : c10::IValue());

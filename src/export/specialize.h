@@ -1,0 +1,28 @@
+// Scripted control flow that does not depend on tensor data, fixed at export.
+//
+// Library code written for TorchScript branches on things an export knows: whether an argument
+// is None, tensor identity (query is key), ranks, dtypes, flags, and strings built from them
+// (nn.MultiheadAttention's why_not_fast_path). Such an If takes the same branch for every input
+// the exported model can get, so it is replaced by the branch the example inputs took, and the
+// string and list code that only fed its condition goes away. A condition is data-free when
+// nothing on its way reads a tensor's values: taint flows from tensor reads (every op but
+// is/is not/dim/dtype/device, and sizes when dynamic axes are set) through values, lists
+// written by append, loop-carried values, and everything computed under a tainted condition.
+// Conditions that read data stay ONNX If nodes.
+#pragma once
+
+#include <torch/csrc/jit/ir/ir.h>
+
+#include <memory>
+#include <unordered_map>
+
+namespace tonnx::detail {
+
+// Which values an If condition took on the example run: bit 0 false, bit 1 true.
+using ObservedConditions = std::unordered_map<const torch::jit::Value*, int>;
+
+// Returns how many Ifs were replaced by their taken branch.
+int specialize_data_free_ifs(const std::shared_ptr<torch::jit::Graph>& graph,
+                             const ObservedConditions& observed, bool sizes_vary);
+
+}  // namespace tonnx::detail
