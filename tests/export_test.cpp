@@ -350,10 +350,13 @@ TEST(Export, DynamicAxesAreSymbolicInTheFile) {
   opt.dynamic_axes["x"] = {{0, "batch"}};
   opt.dynamic_axes["y"] = {{0, "batch"}};
   std::string dir = temp_dir("dynamic_batch");
-  export_model(m, {torch::randn({2, 3, 8, 8})}, dir + "/m.onnx", opt);
+  ExportSummary s = export_model(m, {torch::randn({2, 3, 8, 8})}, dir + "/m.onnx", opt);
   onnx::ModelProto p = read_model_proto(dir + "/m.onnx");
   EXPECT_EQ(p.graph().input(0).type().tensor_type().shape().dim(0).dim_param(), "batch");
   EXPECT_EQ(p.graph().output(0).type().tensor_type().shape().dim(0).dim_param(), "batch");
+  // The static dim (5 classes) stays static, in the file and in the summary.
+  EXPECT_EQ(p.graph().output(0).type().tensor_type().shape().dim(1).dim_value(), 5);
+  EXPECT_EQ(s.outputs.at(0).type.str(), "Float(batch, 5)");
   // Runs at another batch size on ORT and on tonnx's backend.
   torch::NoGradGuard ng;
   auto x = torch::randn({5, 3, 8, 8});

@@ -1,4 +1,6 @@
 // The symbolic registry: dispatch by opset, user registrations before built-ins, typed args.
+#include <filesystem>
+
 #include "test_util.h"
 
 namespace tonnx::test {
@@ -40,6 +42,25 @@ TEST(Registry, UserRegistrationOverridesBuiltin) {
   for (const auto& s : registered_symbolics())
     listed = listed || (s.name == "aten::relu" && !s.user);
   EXPECT_TRUE(listed);
+}
+
+// A user symbolic that emits an invalid node: the error names the aten op and says the
+// function is the user's, and nothing is written.
+TEST(Registry, BrokenUserSymbolicIsNamed) {
+  register_symbolic("aten::relu", 9,
+                    [](SymbolicContext& g, ir::Value* x) { return g.op("Add", {x}); });
+  auto model = make_traceable_fn([](torch::Tensor x) { return torch::relu(x) * 2; });
+  std::string path = temp_dir("broken_user_symbolic") + "/m.onnx";
+  try {
+    export_traceable(model, {torch::randn({2, 3})}, path);
+    ADD_FAILURE() << "the export should fail";
+  } catch (const ExportError& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("your symbolic function for aten::relu"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("(Add)"), std::string::npos) << msg;
+  }
+  unregister_symbolic("aten::relu");
+  EXPECT_FALSE(std::filesystem::exists(path));
 }
 
 TEST(Registry, BadRegistrationsAreRejected) {

@@ -14,11 +14,15 @@ namespace {
 using torch::Tensor;
 
 void expect_script_matches(const std::string& source, const std::vector<Tensor>& inputs,
-                           const std::string& name, int opset = 17) {
+                           const std::string& name, int opset = 17, bool dynamic_batch = false) {
   torch::jit::Module m("Scripted");
   m.define(source);
   ExportOptions opt;
   opt.opset_version = opset;
+  // Sizes stay computed (aten::size, len, min, max are exported, not folded).
+  if (dynamic_batch)
+    for (size_t i = 0; i < inputs.size(); ++i)
+      add_dynamic_axes(opt, inputs.size() == 1 ? "input" : "input_" + std::to_string(i), {0});
   std::string dir = temp_dir(name);
   ExportSummary s;
   try {
@@ -73,7 +77,7 @@ def forward(self, x):
 // Scalars and lists of scripted code: dim, len, indexing a size list, min/max of ints,
 // any/all, not/and/or on bools, Optional refinement (unchecked_cast), int()/float().
 TEST(ScriptedOps, ScalarPlumbing) {
-  expect_script_matches(R"JIT(
+  const std::string script = R"JIT(
 def forward(self, x, y):
     s = x.size()
     n = len(s) + x.dim()
@@ -92,9 +96,17 @@ def forward(self, x, y):
         out = out + z
     if z is None:
         out = out * 0
+    if bool(x.sum() > -1000000.0):
+        # Under a branch on data, None checks stay in the graph (aten::__is__, __isnot__).
+        if z is not None:
+            out = out - z
+        if z is None:
+            out = out * 3
     return out
-)JIT",
-                        {torch::randn({3, 4}), torch::randn({3, 4})}, "script_scalars", 13);
+)JIT";
+  expect_script_matches(script, {torch::randn({3, 4}), torch::randn({3, 4})}, "script_scalars", 13);
+  expect_script_matches(script, {torch::randn({3, 4}), torch::randn({3, 4})},
+                        "script_scalars_dynamic", 13, /*dynamic_batch=*/true);
 }
 
 }  // namespace

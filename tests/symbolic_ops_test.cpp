@@ -142,6 +142,8 @@ TEST_P(Ops9, Activations) {
   check([](Tensor x) { return torch::elu(x, 1.0, 2.0, 0.5); }, {torch::randn({9})}, "elu_scales");
   auto w1 = torch::tensor({0.25f}), w4 = torch::rand({4});
   check([w1, w4](Tensor x) { return torch::prelu(x, w1) + torch::prelu(x, w4); }, {x}, "prelu");
+  // A 0-d input keeps rank 0 (the check compares shapes too).
+  check([w1](Tensor x) { return torch::prelu(x, w1); }, {torch::tensor(-2.0f)}, "prelu_0d");
   check([](Tensor x) { return torch::threshold(x, 0.2, -3.0); }, {x}, "threshold");
   check([](Tensor x) { return torch::hardtanh(x, -0.5, 0.7) + F::relu6(x * 5); }, {x},
         "hardtanh_relu6");

@@ -135,7 +135,11 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"inplace_base_script", 13, {{"input", {0}}}, 1e-3, 1e-5, 2}, Case{"inplace_mask", 17},
         // Once crashes (heap corruption in LibTorch's interpreter); data-free branches fixed.
         Case{"raise_tuple", 17, {{"input", {0}}}, 1e-3, 1e-5, 2}, Case{"script_mha", 17},
-        Case{"greedy_decoder", 17},
+        Case{"greedy_decoder", 17}, Case{"stateful", 17},
+        // The fused TransformerEncoderLayer of traces under no_grad.
+        Case{"encoder_fastpath_gelu_prenorm", 17, {{"input", {0, 1}}}, 1e-3, 1e-4, 2},
+        Case{"encoder_fastpath_gelu_prenorm", 13, {{"input", {0, 1}}}, 1e-3, 1e-4, 2},
+        Case{"encoder_fastpath_relu_postnorm", 17, {{"input", {0, 1}}}, 1e-3, 1e-4, 2},
         // Sizes computed at run time.
         Case{"pos_slice", 17, {{"input", {0, 1}}}, 1e-3, 1e-5, 2},
         Case{"pos_slice", 13, {{"input", {0, 1}}}, 1e-3, 1e-5, 2}),
@@ -253,6 +257,72 @@ TEST(TorchScript, ExportLeavesTheCallersInputsAlone) {
   torch::Tensor before = in[1].clone();
   export_model(m, in, temp_dir("torchscript_inplace_inputs") + "/m.onnx");
   EXPECT_TRUE(at::equal(in[1], before));
+}
+
+// A .pt that uses torchvision's ops: a clear error naming the op and the way out, then, with
+// torchvision's library loaded, an export that matches torch on both runtimes.
+TEST(TorchScript, TorchvisionOpsLoadWithTheirLibrary) {
+  std::string pt = fixtures() + "/torchvision_ops.pt";
+  std::string e = error_of([&] { load_torchscript(pt); });
+  EXPECT_NE(e.find("torchvision::nms"), std::string::npos) << e;
+  EXPECT_NE(e.find("--load-library"), std::string::npos) << e;
+  e = error_of([&] { load_library(fixtures() + "/no_such_lib.so"); });
+  EXPECT_NE(e.find("no such file"), std::string::npos) << e;
+
+  std::string lib;
+  std::ifstream(fixtures() + "/torchvision_lib.txt") >> lib;
+  load_library(lib);
+  torch::jit::Module m = load_torchscript(pt);
+  std::string data = fixtures() + "/torchvision_ops";
+  std::vector<TestDataSet> sets = read_test_data(data);
+  for (int opset : {11, 16}) {
+    ExportOptions opt;
+    opt.opset_version = opset;
+    std::string path = temp_dir("torchvision_ops_" + std::to_string(opset)) + "/m.onnx";
+    export_model(m, sets[0].inputs, path, opt);
+    auto outs = backend::prepare(path, "CPU").run(sets[0].inputs);
+    ASSERT_EQ(outs.size(), 2u);
+    EXPECT_TRUE(at::equal(outs[0], sets[0].outputs[0])) << outs[0] << sets[0].outputs[0];
+    expect_close(outs[1], sets[0].outputs[1], 1e-4, 1e-5,
+                 "roi_align, opset " + std::to_string(opset));
+    RunResult r = run_ort(path, data, 1e-4, 1e-5);
+    EXPECT_EQ(r.exit_code, 0) << "opset " << opset << ": ONNX Runtime disagrees:\n" << r.output;
+  }
+}
+
+// forward(x, k: int, alpha: float, flip: bool, bias: Optional[Tensor]): the non-tensor
+// arguments are constants of the export (C++ API and CLI), the tensors its inputs.
+TEST(TorchScript, NonTensorArgumentsAreConstants) {
+  torch::jit::Module m = load_torchscript(fixtures() + "/non_tensor_args.pt");
+  torch::Tensor x = torch::randn({3, 5}), bias = torch::randn({3, 2});
+  std::string dir = temp_dir("torchscript_non_tensor_args");
+  for (bool with_bias : {false, true}) {
+    std::vector<c10::IValue> args{x, int64_t{2}, 0.5, true,
+                                  with_bias ? c10::IValue(bias) : c10::IValue()};
+    torch::Tensor want = m.forward(args).toTensor();
+    std::string path = dir + (with_bias ? "/bias.onnx" : "/none.onnx");
+    ExportSummary s = export_model_args(m, args, path);
+    ASSERT_EQ(s.inputs.size(), with_bias ? 2u : 1u);
+    std::vector<torch::Tensor> run{x};
+    if (with_bias) run.push_back(bias);
+    expect_close(backend::prepare(path, "CPU").run(run)[0], want, 1e-5, 1e-6, path);
+  }
+  // A value of the wrong type names the argument and what forward takes.
+  std::string e = error_of([&] {
+    export_model_args(m, {x, 0.5, 0.5, true, c10::IValue()}, dir + "/bad.onnx");
+  });
+  EXPECT_NE(e.find("('k') is float"), std::string::npos) << e;
+  // The CLI: none, numbers and bools after the tensor files.
+  TestDataSet set;
+  set.inputs = {x};
+  set.outputs = {m.forward({x, int64_t{2}, 0.5, true, c10::IValue()}).toTensor()};
+  write_test_data(dir + "/data", set);
+  RunResult r =
+      run_command(binary_dir() + "/tonnx export " + fixtures() + "/non_tensor_args.pt -o " + dir +
+                  "/cli.onnx --inputs " + dir + "/data/test_data_set_0/input_0.pb,2,0.5,true,none");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  expect_close(backend::prepare(dir + "/cli.onnx", "CPU").run({x})[0], set.outputs[0], 1e-5, 1e-6,
+               "cli");
 }
 
 TEST(TorchScript, BadFilesAreClearErrors) {

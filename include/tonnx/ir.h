@@ -134,6 +134,9 @@ class Node {
   void set_scope(std::string s) { scope_ = std::move(s); }
   const std::string& doc() const { return doc_; }
   void set_doc(std::string s) { doc_ = std::move(s); }
+  // The aten op whose symbolic function emitted the node (for error messages; not written).
+  const std::string& source() const { return source_; }
+  void set_source(std::string s) { source_ = std::move(s); }
 
   // Inputs may hold nullptr for an omitted optional input.
   const std::vector<Value*>& inputs() const { return inputs_; }
@@ -160,7 +163,7 @@ class Node {
 
  private:
   friend class Graph;
-  std::string op_type_, domain_, name_, scope_, doc_;
+  std::string op_type_, domain_, name_, scope_, doc_, source_;
   std::vector<Value*> inputs_, outputs_;
   std::vector<Attr> attrs_;
   Graph* graph_ = nullptr;

@@ -10,6 +10,8 @@
 // renames them. Nodes carry module scopes (ResNet/Sequential[layer1]/BasicBlock[0]/...).
 #pragma once
 
+#include <ATen/core/ivalue.h>
+
 #include <string>
 #include <vector>
 
@@ -21,6 +23,12 @@ struct Module;
 
 namespace tonnx {
 
+// Loads a library of custom ops into the process, as Python's torch.ops.load_library does:
+// torchvision's (its _C .so: torchvision::nms, roi_align...) or your own TORCH_LIBRARY. Call it
+// before load_torchscript for a file that uses those ops. Throws ExportError with the loader's
+// message.
+void load_library(const std::string& path);
+
 // torch::jit::load with errors a user can act on: a missing, unreadable, truncated or
 // corrupt file is an ExportError naming the file and what was wrong.
 torch::jit::Module load_torchscript(const std::string& path);
@@ -30,6 +38,12 @@ torch::jit::Module load_torchscript(const std::string& path);
 // The summary's eager_outputs are what LibTorch's forward returned on `inputs`.
 ExportSummary export_model(torch::jit::Module& module, const std::vector<torch::Tensor>& inputs,
                            const std::string& path, const ExportOptions& options = {});
+
+// Exports `module.forward` on arguments of any of the types forward takes: tensors become
+// the graph's inputs (in order); ints, floats, bools, strings, None (an Optional left out) and
+// lists of numbers are constants of the export, as torch.onnx does with non-tensor arguments.
+ExportSummary export_model_args(torch::jit::Module& module, const std::vector<c10::IValue>& args,
+                                const std::string& path, const ExportOptions& options = {});
 
 // Same, but returns the checked model instead of writing it.
 ir::Model export_to_model(torch::jit::Module& module, const std::vector<torch::Tensor>& inputs,

@@ -68,7 +68,9 @@ options:
   -o, --output PATH            the .onnx file to write (atomically; never left partial)
   --input-shape SHAPES         example input shapes, e.g. 10x3x224x224 (several: a,b)
   --inputs a.pb,b.pb           TorchScript: example inputs as ONNX TensorProto files
-                               (dtypes and shapes kept: int64 tokens, bool masks...)
+                               (dtypes and shapes kept: int64 tokens, bool masks...);
+                               forward's other arguments as none, true/false, 3, 0.5 or
+                               [1,2] (constants of the export)
   --input-names a,b,...        names of the graph inputs, then of the parameters
   --output-names y,...         names of the graph outputs
   --opset N                    ONNX opset, 9 to 17 (default 17)
@@ -82,6 +84,9 @@ options:
   --keep-initializers-as-inputs  list initializers as graph inputs too (IR v3 style)
   --aten-fallback              ops without a symbolic become ATen nodes
   --training                   export in training mode (default: eval)
+  --load-library PATH[,PATH]   TorchScript: load custom-op libraries first, as
+                               torch.ops.load_library (torchvision's _C*.so for
+                               torchvision::nms, roi_align)
 )";
 
 }  // namespace
@@ -120,7 +125,7 @@ int cmd_export(const std::vector<std::string>& argv) {
     return 0;
   }
   Spec spec{{"-o", "--output", "--input-shape", "--input-names", "--output-names", "--opset",
-             "--seed", "--test-data", "--dynamic-axes", "--inputs"},
+             "--seed", "--test-data", "--dynamic-axes", "--inputs", "--load-library"},
             {"--verbose", "--no-constant-folding", "--no-export-params",
              "--keep-initializers-as-inputs", "--aten-fallback", "--training"},
             {}};

@@ -3,7 +3,10 @@
 // inputs of given shapes (--input-shape).
 #include <torch/script.h>
 
+#include <cerrno>
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <iostream>
 
 #include "cli/args.h"
@@ -39,6 +42,67 @@ torch::Tensor read_input(const std::string& path) {
   }
 }
 
+// Splits at commas outside brackets: a.pb,[1,2],none -> a.pb | [1,2] | none.
+std::vector<std::string> split_inputs(const std::string& s) {
+  std::vector<std::string> out(1);
+  int depth = 0;
+  for (char c : s) {
+    if (c == '[') ++depth;
+    if (c == ']') --depth;
+    if (c == ',' && depth == 0) {
+      out.emplace_back();
+      continue;
+    }
+    out.back() += c;
+  }
+  if (depth != 0) throw UsageError("--inputs: unbalanced brackets in '" + s + "'");
+  return out;
+}
+
+// One --inputs token: a TensorProto file, or a value for a non-tensor argument of forward:
+// none, true/false, an int, a float, or a bracketed list of numbers.
+c10::IValue parse_input(const std::string& tok) {
+  if (tok == "none" || tok == "None") return c10::IValue();
+  if (tok == "true" || tok == "True") return c10::IValue(true);
+  if (tok == "false" || tok == "False") return c10::IValue(false);
+  auto number = [](const std::string& t, bool* is_int) -> std::optional<double> {
+    if (t.empty()) return std::nullopt;
+    char* end = nullptr;
+    errno = 0;
+    long long i = std::strtoll(t.c_str(), &end, 10);
+    if (errno == 0 && end == t.c_str() + t.size()) {
+      *is_int = true;
+      return static_cast<double>(i);
+    }
+    errno = 0;
+    double d = std::strtod(t.c_str(), &end);
+    if (errno == 0 && end == t.c_str() + t.size()) {
+      *is_int = false;
+      return d;
+    }
+    return std::nullopt;
+  };
+  bool is_int = false;
+  if (auto v = number(tok, &is_int))
+    return is_int ? c10::IValue(static_cast<int64_t>(std::stoll(tok))) : c10::IValue(*v);
+  if (tok.size() >= 2 && tok.front() == '[' && tok.back() == ']') {
+    std::vector<int64_t> ints;
+    std::vector<double> doubles;
+    bool all_int = true;
+    std::string body = tok.substr(1, tok.size() - 2);
+    for (const auto& e : body.empty() ? std::vector<std::string>{} : split(body, ',')) {
+      bool ei = false;
+      auto v = number(e, &ei);
+      if (!v) throw UsageError("--inputs: '" + e + "' in " + tok + " is not a number");
+      all_int = all_int && ei;
+      doubles.push_back(*v);
+      if (ei) ints.push_back(std::stoll(e));
+    }
+    return all_int ? c10::IValue(ints) : c10::IValue(doubles);
+  }
+  return read_input(tok);
+}
+
 }  // namespace
 
 bool is_torchscript_model(const std::string& model) {
@@ -58,19 +122,27 @@ int cmd_export_script(const Args& a) {
 
   ExportOptions opt = export_options(a);
 
+  std::vector<c10::IValue> args;
   std::vector<torch::Tensor> inputs;
   if (auto v = a.get("--inputs")) {
-    for (const auto& p : split(*v, ',')) inputs.push_back(read_input(p));
+    for (const auto& p : split_inputs(*v)) {
+      args.push_back(parse_input(p));
+      if (args.back().isTensor()) inputs.push_back(args.back().toTensor());
+    }
   } else {
     uint64_t seed = 0;
     if (auto s = a.get("--seed")) seed = static_cast<uint64_t>(parse_int(*s, "--seed"));
     torch::manual_seed(seed);
-    for (const auto& one : split(*a.get("--input-shape"), ','))
+    for (const auto& one : split(*a.get("--input-shape"), ',')) {
       inputs.push_back(torch::randn(parse_shape(one)));
+      args.emplace_back(inputs.back());
+    }
   }
 
+  if (auto libs = a.get("--load-library"))
+    for (const auto& lib : split(*libs, ',')) load_library(lib);
   torch::jit::Module m = load_torchscript(model);
-  ExportSummary s = export_model(m, inputs, *out, opt);
+  ExportSummary s = export_model_args(m, args, *out, opt);
   if (auto dir = a.get("--test-data")) write_export_test_data(*dir, inputs, s);
   std::cout << s.str();
   return 0;

@@ -176,7 +176,10 @@ ir::Node* Converter::emit(const std::string& op_type, std::vector<ir::Value*> in
                           const std::string& domain) {
   ir::Node* node =
       graph().add_node(op_type, std::move(inputs), std::move(attrs), n_outputs, domain);
-  if (current_) node->set_scope(scope_of(current_));
+  if (current_) {
+    node->set_scope(scope_of(current_));
+    node->set_source(current_->kind().toQualString());
+  }
   return node;
 }
 

@@ -2,6 +2,7 @@
 // atomic write, summary.
 #include "export/pipeline.h"
 
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include "tonnx/backend.h"
 #include "tonnx/check.h"
 #include "tonnx/proto.h"
+#include "tonnx/symbolic.h"
 
 namespace tonnx {
 namespace fs = std::filesystem;
@@ -69,6 +71,66 @@ void validate_options(const ExportOptions& o) {
       throw ExportError("custom_opsets cannot set the default domain; use opset_version");
 }
 
+namespace {
+// The node a checker message names ("Node (Elu_3)", "node name: Elu_3"), searched through
+// subgraphs too.
+const ir::Node* named_in(const ir::Graph& g, const std::string& msg) {
+  auto is_ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (const auto& n : g.nodes()) {
+    const std::string& name = n->name();
+    for (size_t at = name.empty() ? std::string::npos : msg.find(name); at != std::string::npos;
+         at = msg.find(name, at + 1)) {
+      size_t end = at + name.size();
+      if ((at == 0 || !is_ident(msg[at - 1])) && (end >= msg.size() || !is_ident(msg[end])))
+        return n.get();
+    }
+    for (const auto& a : n->attrs())
+      if (a.value.kind() == ir::AttrValue::Kind::Graph)
+        if (const ir::Node* in = named_in(*a.value.g(), msg)) return in;
+  }
+  return nullptr;
+}
+
+// ONNX's shape inference fills the outputs' dims that the export left open under dynamic axes
+// (ViT's 1000 classes) in the file; the model (and the summary) learn them too.
+void learn_output_dims(ir::Graph& g, const onnx::GraphProto& inferred) {
+  for (int i = 0; i < inferred.output_size() && i < static_cast<int>(g.outputs().size()); ++i) {
+    ir::Value* v = g.outputs()[i];
+    const auto& tt = inferred.output(i).type().tensor_type();
+    if (!v->type() || !v->type()->shape || !tt.has_shape() ||
+        tt.shape().dim_size() != static_cast<int>(v->type()->shape->size()))
+      continue;
+    ir::TensorType t = *v->type();
+    for (int d = 0; d < tt.shape().dim_size(); ++d) {
+      ir::Dim& dim = (*t.shape)[d];
+      if (dim.value || !dim.symbol.empty()) continue;
+      const auto& p = tt.shape().dim(d);
+      if (p.has_dim_value())
+        dim = ir::Dim::known(p.dim_value());
+      else if (p.has_dim_param())
+        dim = ir::Dim::named(p.dim_param());
+    }
+    v->set_type(t);
+  }
+}
+
+// Which symbolic function made the node the checker rejected, and whose it is.
+std::string blame(const ir::Graph& g, const std::string& msg) {
+  const ir::Node* n = named_in(g, msg);
+  if (!n || n->source().empty())
+    return "This is a bug in a symbolic function; please report it with the model.";
+  bool user = false;
+  for (const auto& s : registered_symbolics()) user = user || (s.name == n->source() && s.user);
+  std::string where = n->scope().empty() ? "" : " at scope " + n->scope();
+  if (user)
+    return "The node was emitted by your symbolic function for " + n->source() + where +
+           " (registered with tonnx::register_symbolic): fix the node it emits (" + n->op_type() +
+           ").";
+  return "The node was emitted by tonnx's symbolic function for " + n->source() + where +
+         ": this is a bug in tonnx; please report it with the model.";
+}
+}  // namespace
+
 Exported finish_export(TraceResult tr, const ExportOptions& o) {
   StageTimer timer;
   detail::ConvertConfig cfg;
@@ -101,6 +163,7 @@ Exported finish_export(TraceResult tr, const ExportOptions& o) {
   std::string check_error;
   try {
     check_model(ex.proto, true);
+    learn_output_dims(g, ex.proto.graph());
   } catch (const CheckError& e) {
     check_error = e.what();
   }
@@ -111,7 +174,7 @@ Exported finish_export(TraceResult tr, const ExportOptions& o) {
   }
   if (!check_error.empty())
     throw ExportError("the exported model does not pass ONNX's checks, so nothing was written: " +
-                      check_error + "\nThis is a bug in a symbolic function; please report it.");
+                      check_error + "\n" + blame(g, check_error));
   return ex;
 }
 

@@ -12,10 +12,13 @@
 #include <torch/csrc/jit/runtime/interpreter.h>
 #include <torch/script.h>
 
+#include <dlfcn.h>
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <set>
 #include <unordered_map>
 
@@ -117,10 +120,12 @@ class AttrResolver {
       jit::Node* n = *it;
       for (jit::Block* b : n->blocks()) run(b);
       if (n->kind() == c10::prim::GetAttr) resolve(n);
+      if (n->kind() == c10::prim::SetAttr) write(n);
     }
   }
 
   void remove_dead() {
+    for (jit::Node* n : setattrs_) n->destroy();
     for (auto it = getattrs_.rbegin(); it != getattrs_.rend(); ++it)
       if (!(*it)->output()->hasUses()) (*it)->destroy();
   }
@@ -130,6 +135,22 @@ class AttrResolver {
     c10::IValue value;
     std::string path;
   };
+
+  // A write to an attribute of self (a counter, a cached tensor): later reads in forward read
+  // the written value. The module's state after forward is not part of the ONNX model (as
+  // with torch.onnx). Writes inside an if or a loop would need the value carried out of it.
+  void write(jit::Node* n) {
+    auto parent = objects_.find(n->inputs()[0]);
+    if (parent == objects_.end()) return;
+    const std::string name = n->s(c10::attr::name);
+    const std::string path = parent->second.path.empty() ? name : parent->second.path + "." + name;
+    if (n->owningBlock() != g_.block())
+      throw ExportError("forward writes self." + path +
+                        " inside an if or a loop (prim::SetAttr); tonnx follows attribute "
+                        "writes in straight-line code only: return the value instead");
+    written_[path] = n->inputs()[1];
+    setattrs_.push_back(n);
+  }
 
   void resolve(jit::Node* n) {
     getattrs_.push_back(n);
@@ -142,6 +163,10 @@ class AttrResolver {
                         "', which is not a module");
     c10::IValue v = p.value.toObject()->getAttr(name);
     std::string path = p.path.empty() ? name : p.path + "." + name;
+    if (auto w = written_.find(path); w != written_.end()) {
+      n->output()->replaceAllUsesWith(w->second);
+      return;
+    }
     if (v.isObject()) {
       objects_[n->output()] = {v, path};
       return;
@@ -154,9 +179,13 @@ class AttrResolver {
     if (!replacement) {
       if (v.isTensor()) v = v.toTensor().detach();
       jit::WithInsertPoint guard(n);
-      auto c = g_.insertConstant(v);  // numbers, bools, strings, None, plain tensors
-      replacement = c;
-      (void)replacement;
+      // numbers, bools, strings, None, plain tensors, lists of them
+      try {
+        replacement = g_.insertConstant(v);
+      } catch (const std::exception&) {
+        throw ExportError("forward reads self." + path + ", a " + v.tagKind() +
+                          ", which tonnx cannot make a constant of");
+      }
     }
     n->output()->replaceAllUsesWith(replacement);
   }
@@ -166,7 +195,8 @@ class AttrResolver {
   const std::unordered_map<const c10::TensorImpl*, size_t>& param_index_;
   size_t first_param_;
   std::unordered_map<const jit::Value*, Obj> objects_;
-  std::vector<jit::Node*> getattrs_;
+  std::vector<jit::Node*> getattrs_, setattrs_;
+  std::map<std::string, jit::Value*> written_;
 };
 
 // What an export knows before running anything: tensors are on the CPU, dense and strided,
@@ -378,10 +408,10 @@ void fold_known_types(jit::Graph& g, jit::Block* b) {
   }
 }
 
-// Sizes and ranks the example run fixed: aten::dim of a tensor of known rank, and, when no
-// axis is dynamic, aten::size of known dims. ConstantPropagation then folds what was computed
-// from them ([E, E * 2] split sizes in nn.MultiheadAttention). Sizes that varied between loop
-// iterations were observed as unknown and stay computed.
+// Sizes the example run fixed: when no axis is dynamic, aten::size of known dims.
+// ConstantPropagation then folds what was computed from them ([E, E * 2] split sizes in
+// nn.MultiheadAttention). Sizes that varied between loop iterations were observed as unknown and
+// stay computed.
 void fold_known_sizes(jit::Graph& g, jit::Block* b, bool sizes_vary) {
   for (auto it = b->nodes().begin(); it != b->nodes().end(); ++it) {
     jit::Node* n = *it;
@@ -391,10 +421,6 @@ void fold_known_sizes(jit::Graph& g, jit::Block* b, bool sizes_vary) {
     if (!tt) continue;
     jit::WithInsertPoint guard(n);
     const std::string kind = n->kind().toQualString();
-    if (kind == "aten::dim" && n->inputs().size() == 1 && tt->dim()) {
-      n->output()->replaceAllUsesWith(g.insertConstant(static_cast<int64_t>(*tt->dim())));
-      continue;
-    }
     if (kind != "aten::size" || sizes_vary) continue;
     if (n->inputs().size() == 1) {
       if (auto sizes = tt->sizes().concrete_sizes())
@@ -456,34 +482,59 @@ void flatten_ivalue(const c10::IValue& v, std::vector<torch::Tensor>& out) {
   }
 }
 
-// Inputs must match forward's signature: one tensor per argument after self.
-void check_inputs(const c10::FunctionSchema& schema, const std::vector<torch::Tensor>& inputs) {
+std::string signature(const c10::FunctionSchema& schema) {
+  const auto& args = schema.arguments();
+  std::string sig = "forward(";
+  for (size_t i = 1; i < args.size(); ++i)
+    sig += (i > 1 ? ", " : "") + args[i].name() + ": " + args[i].type()->annotation_str();
+  return sig + ")";
+}
+
+// Inputs must match forward's signature: one value per argument after self, of its type.
+// Tensors become graph inputs; numbers, bools, strings, None and lists of numbers are
+// constants of the export (as torch.onnx does with non-tensor arguments).
+void check_inputs(const c10::FunctionSchema& schema, const std::vector<c10::IValue>& inputs) {
   const auto& args = schema.arguments();
   size_t n_args = args.empty() ? 0 : args.size() - 1;  // without self
   size_t n_required = 0;
   for (size_t i = 1; i < args.size(); ++i)
     if (!args[i].default_value()) n_required = i;
-  std::string sig = "forward(";
-  for (size_t i = 1; i < args.size(); ++i)
-    sig += (i > 1 ? ", " : "") + args[i].name() + ": " + args[i].type()->annotation_str();
-  sig += ")";
+  const std::string sig = signature(schema);
   if (inputs.size() < n_required || inputs.size() > n_args)
     throw ExportError("the module's " + sig + " takes " + std::to_string(n_args) +
                       " input(s), but " + std::to_string(inputs.size()) +
                       " example input(s) were given");
   for (size_t i = 0; i < inputs.size(); ++i) {
     const auto& a = args[i + 1];
-    if (!a.type()->cast<c10::TensorType>())
-      throw ExportError("input " + std::to_string(i) + " ('" + a.name() + "') of the module's " +
-                        sig + " is " + a.type()->annotation_str() +
-                        "; tonnx exports modules whose forward takes tensors");
-    if (!inputs[i].defined())
-      throw ExportError("example input " + std::to_string(i) + " ('" + a.name() +
-                        "') is an undefined tensor");
+    const c10::IValue& v = inputs[i];
+    std::string which = "example input " + std::to_string(i) + " ('" + a.name() + "')";
+    if (v.isTensor() && !v.toTensor().defined())
+      throw ExportError(which + " is an undefined tensor");
+    if (!v.type()->isSubtypeOf(*a.type()))
+      throw ExportError(which + " is " + v.type()->annotation_str() + ", but the module's " + sig +
+                        " takes " + a.type()->annotation_str() + " there");
+    if (!v.isTensor() && !v.isNone() && !v.isInt() && !v.isDouble() && !v.isBool() &&
+        !v.isString() && !v.isIntList() && !v.isDoubleList() && !v.isBoolList())
+      throw ExportError(which + " is " + v.type()->annotation_str() +
+                        "; tonnx takes tensors as graph inputs and numbers, bools, strings, None "
+                        "and lists of numbers as constants of the export");
   }
 }
 
-detail::Exported run_export(torch::jit::Module& module, const std::vector<torch::Tensor>& inputs,
+std::string describe_inputs(const std::vector<c10::IValue>& inputs) {
+  std::string out;
+  for (const auto& v : inputs) {
+    out += out.empty() ? "" : ", ";
+    if (v.isTensor())
+      out +=
+          std::string(c10::toString(v.toTensor().scalar_type())) + c10::str(v.toTensor().sizes());
+    else
+      out += v.type()->annotation_str();
+  }
+  return out;
+}
+
+detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::IValue>& args_in,
                             const ExportOptions& o) {
   detail::validate_options(o);
   jit::Module m = module.clone();
@@ -491,7 +542,11 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<torch:
   if (o.training == TrainingMode::TRAINING) m.train(true);
   auto forward = m.find_method("forward");
   if (!forward) throw ExportError("the TorchScript module has no forward method to export");
-  check_inputs(forward->function().getSchema(), inputs);
+  check_inputs(forward->function().getSchema(), args_in);
+  // The tensors are the graph's inputs.
+  std::vector<torch::Tensor> inputs;
+  for (const auto& v : args_in)
+    if (v.isTensor()) inputs.push_back(v.toTensor());
 
   detail::TraceResult tr;
   tr.num_user_inputs = inputs.size();
@@ -499,17 +554,16 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<torch:
     torch::NoGradGuard no_grad;
     // forward may write into its inputs: it runs on copies, the caller's stay as they were.
     std::vector<c10::IValue> args;
-    for (const auto& t : inputs) args.emplace_back(t.clone());
+    for (const auto& v : args_in)
+      args.push_back(v.isTensor() ? c10::IValue(v.toTensor().clone()) : v);
     c10::IValue out;
     try {
-      out = m.forward(args);
+      // On a deep copy: forward may write into the module's state (self.steps += 1), and the
+      // graph must start from the state the caller's module had.
+      out = m.deepcopy().forward(args);
     } catch (const std::exception& e) {
-      std::string shapes;
-      for (const auto& t : inputs)
-        shapes += (shapes.empty() ? "" : ", ") + std::string(c10::toString(t.scalar_type())) +
-                  c10::str(t.sizes());
-      throw ExportError("the module's forward failed on the example inputs (" + shapes +
-                        "): " + last_line(e.what()) +
+      throw ExportError("the module's forward failed on the example inputs (" +
+                        describe_inputs(args_in) + "): " + last_line(e.what()) +
                         "; give inputs of the dtypes and shapes forward expects");
     }
     flatten_ivalue(out, tr.eager_outputs);
@@ -517,13 +571,18 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<torch:
 
   std::shared_ptr<jit::Graph> g = forward->graph()->copy();
   jit::Inline(*g);
-  // Arguments with defaults that were not given become constants.
-  while (g->inputs().size() > inputs.size() + 1) {
-    jit::Value* extra = g->inputs().back();
-    const auto& arg = forward->function().getSchema().arguments()[g->inputs().size() - 1];
+  // Arguments with defaults that were not given, and the non-tensor ones, become constants.
+  for (size_t i = g->inputs().size() - 1; i >= 1; --i) {
+    const auto& arg = forward->function().getSchema().arguments()[i];
+    std::optional<c10::IValue> c;
+    if (i > args_in.size())
+      c = *arg.default_value();
+    else if (!args_in[i - 1].isTensor())
+      c = args_in[i - 1];
+    if (!c) continue;
     jit::WithInsertPoint guard(g->block()->nodes().front());
-    extra->replaceAllUsesWith(g->insertConstant(*arg.default_value()));
-    g->eraseInput(g->inputs().size() - 1);
+    g->inputs()[i]->replaceAllUsesWith(g->insertConstant(*c));
+    g->eraseInput(i);
   }
 
   std::vector<ParamSlot> params;
@@ -565,7 +624,19 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<torch:
 
   std::vector<c10::IValue> run_inputs;
   for (const auto& t : inputs) run_inputs.emplace_back(t.clone());
-  for (const auto& p : params) run_inputs.emplace_back(p.tensor.detach());
+  // Parameters the graph writes into (a buffer updated in place) run on copies: the exported
+  // initializers keep the module's values.
+  for (size_t i = 0; i < params.size(); ++i) {
+    bool written = false;
+    for (const jit::Use& u : g->inputs()[inputs.size() + i]->uses()) {
+      const c10::FunctionSchema* sch = u.user->maybeSchema();
+      if (sch && u.offset < sch->arguments().size() && sch->arguments()[u.offset].alias_info() &&
+          sch->arguments()[u.offset].alias_info()->isWrite())
+        written = true;
+    }
+    at::Tensor t = params[i].tensor.detach();
+    run_inputs.emplace_back(written ? t.clone() : t);
+  }
   detail::ObservedConditions conditions;
   {
     torch::NoGradGuard no_grad;
@@ -609,9 +680,22 @@ std::string load_hint(const std::string& msg) {
   op = op.substr(0, op.find_first_of(".\n "));
   return "\nThe file calls " + op +
          ", a custom op that LibTorch does not know until the library that registers it is "
-         "loaded: load it first (in C++, dlopen it; in Python, torch.ops.load_library)";
+         "loaded: load it first (tonnx export --load-library PATH, tonnx::load_library; "
+         "torchvision's is its _C*.so)";
 }
 }  // namespace
+
+void load_library(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    throw ExportError("cannot load library '" + path +
+                      "': " + (fs::exists(path, ec) ? "it is not a regular file" : "no such file"));
+  // RTLD_GLOBAL: the ops it registers stay registered for the life of the process.
+  if (!dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL)) {
+    const char* why = dlerror();
+    throw ExportError("cannot load library '" + path + "': " + (why ? why : "unknown error"));
+  }
+}
 
 torch::jit::Module load_torchscript(const std::string& path) {
   std::error_code ec;
@@ -639,12 +723,18 @@ torch::jit::Module load_torchscript(const std::string& path) {
 
 ir::Model export_to_model(torch::jit::Module& module, const std::vector<torch::Tensor>& inputs,
                           const ExportOptions& options) {
-  return run_export(module, inputs, options).model;
+  return run_export(module, std::vector<c10::IValue>(inputs.begin(), inputs.end()), options).model;
 }
 
 ExportSummary export_model(torch::jit::Module& module, const std::vector<torch::Tensor>& inputs,
                            const std::string& path, const ExportOptions& options) {
-  return detail::export_to_path(path, options, [&] { return run_export(module, inputs, options); });
+  return export_model_args(module, std::vector<c10::IValue>(inputs.begin(), inputs.end()), path,
+                           options);
+}
+
+ExportSummary export_model_args(torch::jit::Module& module, const std::vector<c10::IValue>& args,
+                                const std::string& path, const ExportOptions& options) {
+  return detail::export_to_path(path, options, [&] { return run_export(module, args, options); });
 }
 
 }  // namespace tonnx

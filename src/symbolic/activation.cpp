@@ -80,6 +80,8 @@ TONNX_SYMBOLIC("aten::celu", 9, [](SymbolicContext& g, Value* x, double alpha) -
 TONNX_SYMBOLIC("aten::prelu", 9, [](SymbolicContext& g, Value* x, Value* w) -> Outputs {
   int64_t rank = g.rank(0);
   std::vector<int64_t> wsizes = g.sizes(1);
+  // A 0-d input stays 0-d: the one weight becomes a scalar too (PRelu broadcasts).
+  if (rank == 0) w = g.op("Reshape", {w, g.constant(at::empty({0}, at::kLong))});
   if (rank > 2 && wsizes.size() == 1 && wsizes[0] != 1) {
     std::vector<int64_t> axes;
     for (int64_t i = 1; i < rank - 1; ++i) axes.push_back(i);

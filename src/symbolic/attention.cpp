@@ -1,6 +1,9 @@
 // Attention and sliding windows: aten::_native_multi_head_attention (the fused eval fast
 // path that PyTorch 1.13 records for nn.MultiheadAttention / TransformerEncoderLayer and
 // torch.onnx 1.13 cannot export), Tensor.unfold, and im2col (F::unfold).
+#include <limits>
+#include <utility>
+
 #include "symbolic/helpers.h"
 
 namespace tonnx::sym {
@@ -18,20 +21,17 @@ Value* slice_rows(SymbolicContext& g, Value* x, int64_t start, int64_t end) {
   return g.op("Slice", {x, g.constant_ints({start}), g.constant_ints({end}), g.constant_ints({0})});
 }
 
-// _native_multi_head_attention(query, key, value, embed_dim, num_head, qkv_weight, qkv_bias,
-//   proj_weight, proj_bias, mask, need_weights, average_attn_weights, mask_type)
-// Inputs are batch-first [B, L, E]. A bool mask marks positions to ignore.
-TONNX_SYMBOLIC("aten::_native_multi_head_attention", 9, [](SymbolicContext& g) -> Outputs {
-  Value* q = g.input(0);
-  Value* k = g.input(1);
-  Value* v = g.input(2);
-  int64_t e = g.i(3), h = g.i(4);
-  if (e % h)
-    g.fail("embed_dim " + std::to_string(e) + " is not divisible by num_head " + std::to_string(h));
+// Multi-head attention over batch-first [B, L, E] inputs with packed in-projection weights
+// [3E, E]. A bool mask marks positions to ignore: key padding [B, S] or an attention mask
+// [L, S] that broadcasts against the scores. Returns the output and the attention weights.
+std::pair<Value*, Value*> attention(SymbolicContext& g, Value* q, Value* k, Value* v, int64_t e,
+                                    int64_t h, Value* w, Value* b, Value* proj_w, Value* proj_b,
+                                    Value* mask, bool key_padding, int64_t mask_rank,
+                                    at::ScalarType dt) {
+  if (h <= 0 || e % h)
+    g.fail("embed_dim " + std::to_string(e) + " is not divisible by num_heads " +
+           std::to_string(h));
   int64_t d = e / h;
-  at::ScalarType dt = g.scalar_type(0);
-  Value* w = g.input(5);
-  Value* b = g.is_none(6) ? nullptr : g.input(6);
   auto part = [&](Value* x, int64_t i) {
     Value* wi = slice_rows(g, w, i * e, (i + 1) * e);
     Value* bi = b ? slice_rows(g, b, i * e, (i + 1) * e) : nullptr;
@@ -44,12 +44,9 @@ TONNX_SYMBOLIC("aten::_native_multi_head_attention", 9, [](SymbolicContext& g) -
   Value* vh = part(v, 2);
   Value* scores = g.op("MatMul", {qh, g.op("Transpose", {kh}, {{"perm", ir::Ints{0, 1, 3, 2}}})});
   scores = g.op("Div", {scores, g.constant_scalar(std::sqrt(static_cast<double>(d)), dt)});
-  if (!g.is_none(9)) {
-    Value* mask = g.cast(g.input(9), at::kBool);
-    // mask_type 1: key padding [B, S] -> [B, 1, 1, S]; 0: an attention mask [L, S] that
-    // broadcasts against the scores as it is.
-    bool key_padding = g.num_inputs() > 12 && !g.is_none(12) ? g.i(12) == 1 : false;
-    if (key_padding && g.rank(9) == 2) mask = unsqueeze(g, mask, {1, 2});
+  if (mask) {
+    mask = g.cast(mask, at::kBool);
+    if (key_padding && mask_rank == 2) mask = unsqueeze(g, mask, {1, 2});  // [B, 1, 1, S]
     scores = g.op("Where",
                   {mask, g.constant_scalar(-std::numeric_limits<double>::infinity(), dt), scores});
   }
@@ -58,11 +55,78 @@ TONNX_SYMBOLIC("aten::_native_multi_head_attention", 9, [](SymbolicContext& g) -
   Value* out = g.op("MatMul", {attn, vh});
   out = g.op("Reshape", {g.op("Transpose", {out}, {{"perm", ir::Ints{0, 2, 1, 3}}}),
                          g.constant_ints({0, 0, e})});
-  out = linear3d(g, out, g.input(7), g.is_none(8) ? nullptr : g.input(8));
+  return {linear3d(g, out, proj_w, proj_b), attn};
+}
+
+// _native_multi_head_attention(query, key, value, embed_dim, num_head, qkv_weight, qkv_bias,
+//   proj_weight, proj_bias, mask, need_weights, average_attn_weights, mask_type)
+TONNX_SYMBOLIC("aten::_native_multi_head_attention", 9, [](SymbolicContext& g) -> Outputs {
+  // mask_type 1: key padding [B, S]; 0: an attention mask.
+  bool key_padding = g.num_inputs() > 12 && !g.is_none(12) ? g.i(12) == 1 : false;
+  Value* mask = g.is_none(9) ? nullptr : g.input(9);
+  auto [out, attn] = attention(g, g.input(0), g.input(1), g.input(2), g.i(3), g.i(4), g.input(5),
+                               g.is_none(6) ? nullptr : g.input(6), g.input(7),
+                               g.is_none(8) ? nullptr : g.input(8), mask, key_padding,
+                               mask ? g.rank(9) : 0, g.scalar_type(0));
   bool need_weights = g.b(10), average = g.b(11);
   if (!need_weights) return {out, nullptr};
   Value* weights = average ? reduce(g, "ReduceMean", attn, std::vector<int64_t>{1}, false) : attn;
   return {out, weights};
+});
+
+// Layer norm over the last dim: LayerNormalization from opset 17, the arithmetic before.
+Value* layer_norm_last(SymbolicContext& g, Value* x, Value* w, Value* b, double eps,
+                       at::ScalarType dt) {
+  if (g.opset() >= 17)
+    return g.op("LayerNormalization", {x, w, b}, {{"axis", int64_t{-1}}, {"epsilon", eps}});
+  Value* mean = reduce(g, "ReduceMean", x, std::vector<int64_t>{-1}, true);
+  Value* c = g.op("Sub", {x, mean});
+  Value* var = reduce(g, "ReduceMean", g.op("Mul", {c, c}), std::vector<int64_t>{-1}, true);
+  Value* y = g.op("Div", {c, g.op("Sqrt", {g.op("Add", {var, g.constant_scalar(eps, dt)})})});
+  return g.op("Add", {g.op("Mul", {y, w}), b});
+}
+
+// _transformer_encoder_layer_fwd(src, embed_dim, num_heads, qkv_weight, qkv_bias, proj_weight,
+//   proj_bias, use_gelu, norm_first, eps, norm_weight_1, norm_bias_1, norm_weight_2,
+//   norm_bias_2, ffn_weight_1, ffn_bias_1, ffn_weight_2, ffn_bias_2, mask, mask_type): the
+// fused nn.TransformerEncoderLayer that tracing under no_grad records (batch-first); torch.onnx
+// 1.13 cannot export it. The same layer, op by op.
+TONNX_SYMBOLIC("aten::_transformer_encoder_layer_fwd", 9, [](SymbolicContext& g) -> Outputs {
+  at::ScalarType dt = g.scalar_type(0);
+  Value* src = g.input(0);
+  int64_t e = g.i(1), h = g.i(2);
+  bool use_gelu = g.b(7), norm_first = g.b(8);
+  double eps = g.f(9);
+  Value* mask = g.num_inputs() > 18 && !g.is_none(18) ? g.input(18) : nullptr;
+  bool key_padding = g.num_inputs() > 19 && !g.is_none(19) ? g.i(19) == 1 : false;
+  if (mask && !g.is_none(19) && g.i(19) != 0 && g.i(19) != 1)
+    g.fail("mask_type " + std::to_string(g.i(19)) + " is not 0 (attention) or 1 (key padding)");
+  auto norm = [&](Value* x, size_t w) {
+    return layer_norm_last(g, x, g.input(w), g.input(w + 1), eps, dt);
+  };
+  auto mha = [&](Value* x) {
+    return attention(g, x, x, x, e, h, g.input(3), g.input(4), g.input(5), g.input(6), mask,
+                     key_padding, mask ? g.rank(18) : 0, dt)
+        .first;
+  };
+  auto ffn = [&](Value* x) {
+    Value* y = linear3d(g, x, g.input(14), g.input(15));
+    if (use_gelu) {
+      // gelu(y) = y * 0.5 * (1 + erf(y / sqrt(2)))
+      Value* erf = g.op("Erf", {g.op("Div", {y, g.constant_scalar(std::sqrt(2.0), dt)})});
+      y = g.op("Mul", {g.op("Mul", {y, g.constant_scalar(0.5, dt)}),
+                       g.op("Add", {erf, g.constant_scalar(1.0, dt)})});
+    } else {
+      y = g.op("Relu", {y});
+    }
+    return linear3d(g, y, g.input(16), g.input(17));
+  };
+  if (norm_first) {
+    Value* x = g.op("Add", {src, mha(norm(src, 10))});
+    return g.op("Add", {x, ffn(norm(x, 12))});
+  }
+  Value* x = norm(g.op("Add", {src, mha(src)}), 10);
+  return norm(g.op("Add", {x, ffn(x)}), 12);
 });
 
 // Tensor.unfold(dimension, size, step): windows along dim, the window axis appended last.
