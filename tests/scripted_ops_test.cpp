@@ -76,6 +76,22 @@ def forward(self, x):
 
 // Scalars and lists of scripted code: dim, len, indexing a size list, min/max of ints,
 // any/all, not/and/or on bools, Optional refinement (unchecked_cast), int()/float().
+// F.pad is aten::pad in Python torch 1.13's scripts (every mode but circular), and the
+// new_* creation ops take self's dtype.
+TEST(ScriptedOps, PadAndNewTensors) {
+  expect_script_matches(R"JIT(
+def forward(self, x, n):
+    a = torch.pad(x, [1, 2], "constant", None)
+    b = torch.pad(x, [2, 1, 1, 0], "reflect", None)
+    c = torch.pad(x, [0, 3, 1, 0], "replicate", None)
+    d = torch.pad(x, [1, 1, 1, 1], "constant", -2.5)
+    e = x.new_zeros([2, 3]) + x.new_ones([2, 3]) * 2 + x.new_full([2, 3], 7.0)
+    f = n.new_zeros([4])
+    return a, b, c, d, e, f, x.new_empty([0, 3]).size(0)
+)JIT",
+                        {torch::randn({1, 2, 3, 4}), torch::tensor({1L, 2L})}, "script_pad_new");
+}
+
 TEST(ScriptedOps, ScalarPlumbing) {
   const std::string script = R"JIT(
 def forward(self, x, y):

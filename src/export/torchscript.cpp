@@ -561,6 +561,11 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::I
       // On a deep copy: forward may write into the module's state (self.steps += 1), and the
       // graph must start from the state the caller's module had.
       out = m.deepcopy().forward(args);
+    } catch (const c10::Error& e) {
+      // LibTorch's message without its C++ backtrace.
+      throw ExportError("the module's forward failed on the example inputs (" +
+                        describe_inputs(args_in) + "): " + last_line(e.what_without_backtrace()) +
+                        "; give inputs of the dtypes and shapes forward expects");
     } catch (const std::exception& e) {
       throw ExportError("the module's forward failed on the example inputs (" +
                         describe_inputs(args_in) + "): " + last_line(e.what()) +

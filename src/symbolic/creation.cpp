@@ -6,23 +6,30 @@ namespace tonnx::sym {
 namespace {
 
 // zeros/ones/full/empty(size, dtype, layout, device, pin_memory): a constant of the traced
-// result when the size is constant; ConstantOfShape when it is computed.
-Outputs filled(SymbolicContext& g, std::optional<double> value) {
+// result when the size is constant; ConstantOfShape when it is computed. `at` is where the
+// size is (1 for new_zeros(self, size, ...)); the fill value of full follows it.
+Outputs filled(SymbolicContext& g, std::optional<double> value, size_t at = 0) {
   at::ScalarType dt = g.output_scalar_type();
-  if (!value && !g.is_constant(1)) {
+  if (!value && !g.is_constant(at + 1)) {
     // A computed fill value (full(size, x.mean()) in scripted code): expand it.
-    Value* shape = g.is_constant(0) ? g.constant_ints(g.ints(0)) : g.cast(g.input(0), at::kLong);
-    return g.op("Expand", {input_as(g, 1, dt), shape});
+    Value* shape = g.is_constant(at) ? g.constant_ints(g.ints(at)) : g.cast(g.input(at), at::kLong);
+    return g.op("Expand", {input_as(g, at + 1, dt), shape});
   }
-  double v = value ? *value : g.f(1);
-  if (g.is_constant(0)) return g.constant(at::full(g.ints(0), v, at::TensorOptions().dtype(dt)));
-  return g.op("ConstantOfShape", {g.cast(g.input(0), at::kLong)},
+  double v = value ? *value : g.f(at + 1);
+  if (g.is_constant(at)) return g.constant(at::full(g.ints(at), v, at::TensorOptions().dtype(dt)));
+  return g.op("ConstantOfShape", {g.cast(g.input(at), at::kLong)},
               {{"value", at::full({1}, v, at::TensorOptions().dtype(dt))}});
 }
 TONNX_SYMBOLIC("aten::zeros", 9, [](SymbolicContext& g) { return filled(g, 0.0); });
 TONNX_SYMBOLIC("aten::empty", 9, [](SymbolicContext& g) { return filled(g, 0.0); });
 TONNX_SYMBOLIC("aten::ones", 9, [](SymbolicContext& g) { return filled(g, 1.0); });
 TONNX_SYMBOLIC("aten::full", 9, [](SymbolicContext& g) { return filled(g, std::nullopt); });
+// new_zeros/new_ones/new_empty/new_full(self, size, [fill_value,] dtype...): self's dtype
+// unless given (the traced result's dtype says which).
+TONNX_SYMBOLIC("aten::new_zeros", 9, [](SymbolicContext& g) { return filled(g, 0.0, 1); });
+TONNX_SYMBOLIC("aten::new_empty", 9, [](SymbolicContext& g) { return filled(g, 0.0, 1); });
+TONNX_SYMBOLIC("aten::new_ones", 9, [](SymbolicContext& g) { return filled(g, 1.0, 1); });
+TONNX_SYMBOLIC("aten::new_full", 9, [](SymbolicContext& g) { return filled(g, std::nullopt, 1); });
 // scalar_tensor(s, dtype, ...): torch::tensor(x.size(0)) in C++ records this with s computed
 // under dynamic axes.
 TONNX_SYMBOLIC("aten::scalar_tensor", 9, [](SymbolicContext& g) -> Outputs {

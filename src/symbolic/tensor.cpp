@@ -298,16 +298,32 @@ Outputs mode_pad(SymbolicContext& g, const char* mode) {
 }
 // _pad_enum(self, pad, mode, value): what F::pad records in LibTorch 1.13, with
 // at::padding_mode (0 reflect, 1 replicate, 2 circular, 3 constant).
-TONNX_SYMBOLIC("aten::_pad_enum", 9, [](SymbolicContext& g) -> Outputs {
-  int64_t mode = g.i(2);
+// Pad of input 0 by the aten pad list of input 1, in an ONNX mode, with the fill value of
+// input 3 (None: 0) for "constant".
+Outputs pad_mode(SymbolicContext& g, const std::string& mode) {
   std::vector<int64_t> pads = onnx_pads(g, g.ints(1), g.rank(0));
-  if (mode == 2) g.fail("circular padding has no ONNX Pad mode");
-  if (mode != 3) return emit_pad(g, g.input(0), pads, mode == 0 ? "reflect" : "edge", nullptr);
-  double value = g.is_none(3) ? 0.0 : g.f(3);
+  if (mode == "circular") g.fail("circular padding has no ONNX Pad mode");
+  if (mode != "constant") return emit_pad(g, g.input(0), pads, mode, nullptr);
+  for (int64_t p : pads)
+    if (p < 0) g.fail("negative padding (cropping) is not supported by ONNX Pad");
+  double value = g.num_inputs() <= 3 || g.is_none(3) ? 0.0 : g.f(3);
   at::ScalarType dt = g.scalar_type(0);
   if (g.opset() >= 11)
     return emit_pad(g, g.input(0), pads, "constant", g.constant_scalar(value, dt));
   return g.op("Pad", {g.input(0)}, {{"mode", "constant"}, {"pads", pads}, {"value", value}});
+}
+TONNX_SYMBOLIC("aten::_pad_enum", 9, [](SymbolicContext& g) -> Outputs {
+  static const char* kModes[] = {"reflect", "edge", "circular", "constant"};
+  int64_t mode = g.i(2);
+  if (mode < 0 || mode > 3) g.fail("padding mode " + std::to_string(mode) + " is not 0 to 3");
+  return pad_mode(g, kModes[mode]);
+});
+// pad(self, pad, mode="constant", value=None): F.pad in Python torch 1.13.
+TONNX_SYMBOLIC("aten::pad", 9, [](SymbolicContext& g) -> Outputs {
+  std::string mode = g.num_inputs() > 2 && !g.is_none(2) ? g.s(2) : "constant";
+  if (mode == "reflect" || mode == "constant" || mode == "circular") return pad_mode(g, mode);
+  if (mode == "replicate") return pad_mode(g, "edge");
+  g.fail("padding mode '" + mode + "' is not one of constant, reflect, replicate, circular");
 });
 TONNX_SYMBOLIC("aten::reflection_pad1d", 9,
                [](SymbolicContext& g) { return mode_pad(g, "reflect"); });
