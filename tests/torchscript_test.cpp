@@ -136,6 +136,11 @@ INSTANTIATE_TEST_SUITE_P(
         // Once crashes (heap corruption in LibTorch's interpreter); data-free branches fixed.
         Case{"raise_tuple", 17, {{"input", {0}}}, 1e-3, 1e-5, 2}, Case{"script_mha", 17},
         Case{"greedy_decoder", 17}, Case{"stateful", 17},
+        // Packed sequences through LSTM and GRU.
+        Case{"packed_rnn", 17, {}, 1e-3, 1e-5, 2}, Case{"packed_rnn", 11, {}, 1e-3, 1e-5, 2},
+        // Sizes that depend on data stay computed without dynamic axes.
+        Case{"data_shaped", 17, {}, 1e-3, 1e-5, 2},
+        Case{"data_shaped_script", 17, {}, 1e-3, 1e-5, 2},
         // The fused TransformerEncoderLayer of traces under no_grad.
         Case{"encoder_fastpath_gelu_prenorm", 17, {{"input", {0, 1}}}, 1e-3, 1e-4, 2},
         Case{"encoder_fastpath_gelu_prenorm", 13, {{"input", {0, 1}}}, 1e-3, 1e-4, 2},

@@ -14,7 +14,8 @@ bool is_tensor(const jit::Value* v) { return v->type()->cast<c10::TensorType>() 
 // Which values may differ between inputs of the same structure.
 class Taint {
  public:
-  explicit Taint(bool sizes_vary) : sizes_vary_(sizes_vary) {}
+  Taint(bool sizes_vary, const std::unordered_set<const jit::Value*>& data_shaped)
+      : sizes_vary_(sizes_vary), data_shaped_(data_shaped) {}
   void run(jit::Block* top) {
     do {
       changed_ = false;
@@ -42,7 +43,11 @@ class Taint {
     const std::string kind = n->kind().toQualString();
     if (kStructural.count(kind)) return false;
     if (kind == "aten::len" && !n->inputs().empty() && !is_tensor(n->input(0))) return false;
-    if (kSizes.count(kind)) return sizes_vary_;
+    if (kSizes.count(kind)) {
+      bool data_sized = false;
+      for (const jit::Value* in : n->inputs()) data_sized = data_sized || data_shaped_.count(in);
+      return sizes_vary_ || data_sized;
+    }
     return true;
   }
 
@@ -97,6 +102,7 @@ class Taint {
   }
 
   bool sizes_vary_;
+  const std::unordered_set<const jit::Value*>& data_shaped_;
   bool changed_ = false;
   std::unordered_set<const jit::Value*> tainted_;
 };
@@ -117,8 +123,9 @@ jit::Node* next_fixable(jit::Block* b, const Taint& taint, const ObservedConditi
 }  // namespace
 
 int specialize_data_free_ifs(const std::shared_ptr<torch::jit::Graph>& graph,
-                             const ObservedConditions& observed, bool sizes_vary) {
-  Taint taint(sizes_vary);
+                             const ObservedConditions& observed, bool sizes_vary,
+                             const std::unordered_set<const torch::jit::Value*>& data_shaped) {
+  Taint taint(sizes_vary, data_shaped);
   taint.run(graph->block());
   int fixed = 0;
   while (jit::Node* n = next_fixable(graph->block(), taint, observed)) {

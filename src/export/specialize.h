@@ -15,14 +15,17 @@
 
 #include <memory>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace tonnx::detail {
 
 // Which values an If condition took on the example run: bit 0 false, bit 1 true.
 using ObservedConditions = std::unordered_map<const torch::jit::Value*, int>;
 
-// Returns how many Ifs were replaced by their taken branch.
+// Returns how many Ifs were replaced by their taken branch. `data_shaped`: tensors whose
+// sizes depend on data (nonzero's result and what is computed from it): their sizes are data.
 int specialize_data_free_ifs(const std::shared_ptr<torch::jit::Graph>& graph,
-                             const ObservedConditions& observed, bool sizes_vary);
+                             const ObservedConditions& observed, bool sizes_vary,
+                             const std::unordered_set<const torch::jit::Value*>& data_shaped);
 
 }  // namespace tonnx::detail

@@ -21,6 +21,7 @@
 #include <map>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "export/pipeline.h"
 #include "export/specialize.h"
@@ -408,6 +409,55 @@ void fold_known_types(jit::Graph& g, jit::Block* b) {
   }
 }
 
+// Ops whose result's sizes depend on the values of their inputs (how many are nonzero, how
+// long each sequence is), not only on the inputs' sizes. The example run saw one such size;
+// another input gives another, so neither the observed sizes of these results nor of
+// anything computed from them may be frozen into the model, even without dynamic axes.
+bool data_shaped_op(const jit::Node* n) {
+  static const std::set<std::string> kOps = {"aten::nonzero",
+                                             "aten::nonzero_numpy",
+                                             "aten::masked_select",
+                                             "aten::unique",
+                                             "aten::_unique",
+                                             "aten::_unique2",
+                                             "aten::unique_consecutive",
+                                             "aten::unique_dim",
+                                             "aten::_pack_padded_sequence",
+                                             "aten::_pad_packed_sequence",
+                                             "aten::argwhere",
+                                             "torchvision::nms",
+                                             "aten::repeat_interleave"};
+  const std::string kind = n->kind().toQualString();
+  if (kOps.count(kind)) return true;
+  if (kind == "aten::index" && n->inputs().size() > 1) {
+    const jit::Node* list = n->input(1)->node();
+    if (list->kind() == c10::prim::ListConstruct)
+      for (const jit::Value* idx : list->inputs())
+        if (auto t = idx->type()->cast<c10::TensorType>())
+          if (t->scalarType() == at::kBool || t->scalarType() == at::kByte) return true;
+  }
+  return false;
+}
+
+void forget_data_shapes(jit::Block* b, std::unordered_set<const jit::Value*>& shaped) {
+  for (jit::Node* n : b->nodes()) {
+    bool from_data = data_shaped_op(n);
+    for (const jit::Value* in : n->inputs()) from_data = from_data || shaped.count(in);
+    for (jit::Block* sub : n->blocks()) {
+      for (size_t k = 1; k < sub->inputs().size() && k + 1 < n->inputs().size(); ++k)
+        if (shaped.count(n->input(k + 1))) shaped.insert(sub->inputs()[k]);
+      forget_data_shapes(sub, shaped);
+      for (const jit::Value* o : sub->outputs()) from_data = from_data || shaped.count(o);
+    }
+    if (!from_data) continue;
+    for (jit::Value* o : n->outputs()) {
+      shaped.insert(o);
+      if (auto t = o->type()->cast<c10::TensorType>(); t && t->dim())
+        o->setType(t->withSymbolicShapes(c10::SymbolicShape(c10::optional<size_t>(*t->dim()))));
+    }
+  }
+}
+
 // Sizes the example run fixed: when no axis is dynamic, aten::size of known dims.
 // ConstantPropagation then folds what was computed from them ([E, E * 2] split sizes in
 // nn.MultiheadAttention). Sizes that varied between loop iterations were observed as unknown and
@@ -647,7 +697,9 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::I
     torch::NoGradGuard no_grad;
     observe_types(g, run_inputs, &conditions);
   }
-  if (detail::specialize_data_free_ifs(g, conditions, !o.dynamic_axes.empty()) > 0) {
+  std::unordered_set<const jit::Value*> data_shaped;
+  forget_data_shapes(g->block(), data_shaped);
+  if (detail::specialize_data_free_ifs(g, conditions, !o.dynamic_axes.empty(), data_shaped) > 0) {
     jit::ConstantPropagation(g);
     jit::EliminateDeadCode(g);
   }

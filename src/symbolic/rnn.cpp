@@ -2,6 +2,8 @@
 // ONNX node per layer. PyTorch orders gates (i, f, g, o) for LSTM and (r, z, n) for GRU;
 // ONNX wants (i, o, f, c) and (z, r, h). Weight reordering is emitted as Split/Concat on
 // the parameters, which constant folding turns into new initializers.
+#include <torch/csrc/jit/ir/ir.h>
+
 #include "symbolic/helpers.h"
 
 namespace tonnx::sym {
@@ -48,14 +50,21 @@ Value* slice0(SymbolicContext& g, Value* x, int64_t start, int64_t end) {
 }
 
 // input, hx (Tensor for GRU/RNN, Tensor[] {h0, c0} for LSTM), params, has_biases,
-// num_layers, dropout, train, bidirectional, batch_first
+// num_layers, dropout, train, bidirectional, batch_first; or, for a packed sequence (the
+// .data overload): data, batch_sizes, hx, params, has_biases, num_layers, dropout, train,
+// bidirectional. A packed sequence is exported as the padded time-major input and the
+// sequence lengths (see _pack_padded_sequence below): ONNX's sequence_lens.
 Outputs rnn(SymbolicContext& g, const RnnKind& k, bool lstm) {
+  const c10::FunctionSchema* schema = g.node()->maybeSchema();
+  const bool packed = schema && schema->overload_name() == "data";
+  const size_t a = packed ? 1 : 0;  // the argument shift of the .data overload
   Value* x = g.input(0);
-  std::vector<Value*> hx = lstm ? g.inputs_list(1) : std::vector<Value*>{g.input(1)};
-  std::vector<Value*> params = g.inputs_list(2);
-  bool has_biases = g.b(3);
-  int64_t layers = g.i(4);
-  bool bidirectional = g.b(7), batch_first = g.b(8);
+  Value* lengths = packed ? g.cast(g.input(1), at::kInt) : nullptr;
+  std::vector<Value*> hx = lstm ? g.inputs_list(1 + a) : std::vector<Value*>{g.input(1 + a)};
+  std::vector<Value*> params = g.inputs_list(2 + a);
+  bool has_biases = g.b(3 + a);
+  int64_t layers = g.i(4 + a);
+  bool bidirectional = g.b(7 + a), batch_first = packed ? false : g.b(8);
   int64_t dirs = bidirectional ? 2 : 1;
   size_t per = has_biases ? 4 : 2;
   if (params.size() != static_cast<size_t>(layers * dirs) * per)
@@ -78,7 +87,7 @@ Outputs rnn(SymbolicContext& g, const RnnKind& k, bool lstm) {
     }
     std::vector<Value*> in{x, stack_dirs(g, ws), stack_dirs(g, rs)};
     in.push_back(has_biases ? stack_dirs(g, bs) : nullptr);
-    in.push_back(nullptr);  // sequence_lens
+    in.push_back(lengths);  // sequence_lens: none, or the packed sequence's lengths
     in.push_back(slice0(g, hx[0], l * dirs, (l + 1) * dirs));
     if (lstm) in.push_back(slice0(g, hx[1], l * dirs, (l + 1) * dirs));
     std::vector<ir::Attr> attrs{{"hidden_size", hidden},
@@ -93,12 +102,58 @@ Outputs rnn(SymbolicContext& g, const RnnKind& k, bool lstm) {
     if (lstm) c_out.push_back(outs[2]);
   }
   Value* y = batch_first ? g.op("Transpose", {x}, {{"perm", ir::Ints{1, 0, 2}}}) : x;
+  // A packed result is the padded [T, B, dirs * hidden] output, not torch's [sum, ...].
+  if (packed)
+    y->set_type(
+        ir::TensorType{ir::dtype_from_scalar_type(g.scalar_type(0)), std::vector<ir::Dim>(3)});
   auto cat0 = [&](const std::vector<Value*>& v) {
     return v.size() == 1 ? v[0] : g.op("Concat", v, {{"axis", int64_t{0}}});
   };
   if (lstm) return {y, cat0(h_out), cat0(c_out)};
   return {y, cat0(h_out)};
 }
+
+// _pack_padded_sequence(input, lengths, batch_first) -> (data, batch_sizes). torch packs the
+// valid steps into [sum(lengths), F]; ONNX's recurrent ops take the padded time-major input
+// and the lengths instead, so that is what "data" and "batch_sizes" hold here. They are read
+// only by the recurrent ops' .data overloads and _pad_packed_sequence (as with torch.onnx).
+TONNX_SYMBOLIC("aten::_pack_padded_sequence", 9,
+               [](SymbolicContext& g, Value* x, Value* lengths, bool batch_first) -> Outputs {
+                 if (batch_first)
+                   x = g.op("Transpose", {x}, {{"perm", ir::Ints{1, 0, 2}}});
+                 else
+                   x = g.op("Identity", {x});
+                 x->set_type(ir::TensorType{ir::dtype_from_scalar_type(g.scalar_type(0)),
+                                            std::vector<ir::Dim>(3)});
+                 Value* n = g.cast(lengths, at::kLong);
+                 if (n == lengths) n = g.op("Identity", {lengths});
+                 n->set_type(ir::TensorType{ir::DType::Int64, std::vector<ir::Dim>(1)});
+                 return {x, n};
+               });
+
+// _pad_packed_sequence(data, batch_sizes, batch_first, padding_value, total_length) ->
+// (output, lengths): the padded output cut to the longest sequence, steps past each length
+// set to padding_value (the recurrent ops leave zeros there).
+TONNX_SYMBOLIC("aten::_pad_packed_sequence", 11, [](SymbolicContext& g) -> Outputs {
+  Value* y = g.input(0);
+  Value* lengths = g.cast(g.input(1), at::kLong);
+  bool batch_first = g.b(2);
+  double pad = g.f(3);
+  if (g.is_constant(4))
+    g.fail("pad_packed_sequence with total_length is not supported yet; pad the result instead");
+  at::ScalarType dt = g.scalar_type(0);
+  Value* longest = reduce(g, "ReduceMax", lengths, std::vector<int64_t>{0}, true);  // [1]
+  y = g.op("Slice", {y, g.constant_ints({0}), longest, g.constant_ints({0})});
+  if (pad != 0.0) {
+    Value* t = g.op("Range", {g.constant(at::scalar_tensor(0, at::kLong)), squeeze(g, longest, {0}),
+                              g.constant(at::scalar_tensor(1, at::kLong))});
+    Value* valid = g.op("Less", {unsqueeze(g, t, {1}), unsqueeze(g, lengths, {0})});  // [T, B]
+    y = g.op("Where", {unsqueeze(g, valid, {2}), y, g.constant_scalar(pad, dt)});
+  }
+  if (batch_first) y = g.op("Transpose", {y}, {{"perm", ir::Ints{1, 0, 2}}});
+  y->set_type(ir::TensorType{ir::dtype_from_scalar_type(dt), std::vector<ir::Dim>(3)});
+  return {y, lengths};
+});
 
 const RnnKind kLstm{"LSTM", 4, {0, 3, 1, 2}, nullptr};
 const RnnKind kGru{"GRU", 3, {1, 0, 2}, nullptr};

@@ -68,6 +68,9 @@ TONNX_SYMBOLIC("aten::detach", 9, [](SymbolicContext&, Value* x) { return x; });
 TONNX_SYMBOLIC("aten::contiguous", 9, [](SymbolicContext& g) { return g.input(0); });
 TONNX_SYMBOLIC("aten::clone", 9, [](SymbolicContext& g) { return g.input(0); });
 
+// numel(self) -> int: ONNX Size, a 0-d int64 tensor.
+TONNX_SYMBOLIC("aten::numel", 9, [](SymbolicContext& g, Value* x) { return g.op("Size", {x}); });
+
 // size(self, dim) -> int, as a 0-d int64 tensor.
 TONNX_SYMBOLIC("aten::size", 9, [](SymbolicContext& g) -> Outputs {
   Value* shp = shape_of(g, 0);
