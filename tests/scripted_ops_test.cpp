@@ -90,6 +90,25 @@ def forward(self, x, n):
     return a, b, c, d, e, f, x.new_empty([0, 3]).size(0)
 )JIT",
                         {torch::randn({1, 2, 3, 4}), torch::tensor({1L, 2L})}, "script_pad_new");
+  // new_empty's contents are undefined: filled before use, at a size computed at run time.
+  expect_script_matches(R"JIT(
+def forward(self, x):
+    return x.new_empty([x.size(0), 3]).fill_(2.0) + x[:, :3]
+)JIT",
+                        {torch::randn({4, 5})}, "script_new_empty", 17, /*dynamic_batch=*/true);
+}
+
+// meshgrid (both indexings), _shape_as_tensor and numel: torchvision's detection models.
+TEST(ScriptedOps, MeshgridShapeAsTensorNumel) {
+  expect_script_matches(R"JIT(
+def forward(self, a, b, c):
+    g1 = torch.meshgrid([a, b, c], indexing="ij")
+    g2 = torch.meshgrid([a, b], indexing="xy")
+    s = torch._shape_as_tensor(c.unsqueeze(0))
+    return g1[0] + g1[1] * 2 + g1[2] * 3, g2[0] - g2[1], s, a.numel() + c.numel()
+)JIT",
+                        {torch::randn({3}), torch::randn({4}), torch::arange(2).to(torch::kFloat)},
+                        "script_meshgrid");
 }
 
 TEST(ScriptedOps, ScalarPlumbing) {

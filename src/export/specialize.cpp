@@ -129,14 +129,18 @@ int specialize_data_free_ifs(const std::shared_ptr<torch::jit::Graph>& graph,
   taint.run(graph->block());
   int fixed = 0;
   while (jit::Node* n = next_fixable(graph->block(), taint, observed)) {
-    jit::Block* keep = n->blocks()[observed.at(n->input(0)) == 2 ? 0 : 1];
-    while (keep->nodes().begin() != keep->nodes().end()) keep->nodes().front()->moveBefore(n);
-    for (size_t k = 0; k < n->outputs().size(); ++k)
-      n->output(k)->replaceAllUsesWith(keep->outputs()[k]);
-    n->destroy();
+    replace_if_by_branch(n, observed.at(n->input(0)) == 2 ? 0 : 1);
     ++fixed;
   }
   return fixed;
+}
+
+void replace_if_by_branch(torch::jit::Node* if_node, size_t branch) {
+  jit::Block* keep = if_node->blocks().at(branch);
+  while (keep->nodes().begin() != keep->nodes().end()) keep->nodes().front()->moveBefore(if_node);
+  for (size_t k = 0; k < if_node->outputs().size(); ++k)
+    if_node->output(k)->replaceAllUsesWith(keep->outputs()[k]);
+  if_node->destroy();
 }
 
 }  // namespace tonnx::detail

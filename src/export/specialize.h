@@ -22,6 +22,9 @@ namespace tonnx::detail {
 // Which values an If condition took on the example run: bit 0 false, bit 1 true.
 using ObservedConditions = std::unordered_map<const torch::jit::Value*, int>;
 
+// Replaces the prim::If `if_node` by the nodes of its block `branch` (0: then, 1: else).
+void replace_if_by_branch(torch::jit::Node* if_node, size_t branch);
+
 // Returns how many Ifs were replaced by their taken branch. `data_shaped`: tensors whose
 // sizes depend on data (nonzero's result and what is computed from it): their sizes are data.
 int specialize_data_free_ifs(const std::shared_ptr<torch::jit::Graph>& graph,

@@ -270,11 +270,7 @@ int drop_raising_branches(jit::Block* b) {
     };
     bool r0 = raises(n->blocks()[0]), r1 = raises(n->blocks()[1]);
     if (r0 == r1) continue;
-    jit::Block* keep = n->blocks()[r0 ? 1 : 0];
-    while (keep->nodes().begin() != keep->nodes().end()) keep->nodes().front()->moveBefore(n);
-    for (size_t k = 0; k < n->outputs().size(); ++k)
-      n->output(k)->replaceAllUsesWith(keep->outputs()[k]);
-    n->destroy();
+    detail::replace_if_by_branch(n, r0 ? 1 : 0);
     ++dropped;
   }
   return dropped;

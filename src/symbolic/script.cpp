@@ -1,6 +1,8 @@
 // Scalars and lists of scripted (TorchScript) graphs: bool/int conversions of 0-d tensors,
 // list indexing and length, min/max of ints, any/all. Scripted graphs compute Python ints,
 // floats and bools; tonnx carries them as 0-d tensors (int64, float, bool).
+#include <torch/csrc/jit/ir/ir.h>
+
 #include "symbolic/helpers.h"
 
 namespace tonnx::sym {
@@ -48,7 +50,8 @@ TONNX_SYMBOLIC("aten::len", 9, [](SymbolicContext& g) -> Outputs {
 // list[i]: a Tensor[] with a constant index picks the element; an int[]/float[] (a 1-D
 // tensor here, e.g. x.size()) is gathered, so the index may be computed.
 TONNX_SYMBOLIC("aten::__getitem__", 9, [](SymbolicContext& g) -> Outputs {
-  if (g.arg_type(0) == "Tensor[]") {
+  auto lt = g.node()->input(0)->type()->cast<c10::ListType>();
+  if (lt && lt->getElementType()->cast<c10::TensorType>()) {  // Tensor[] / List[Tensor]
     std::vector<Value*> items = g.inputs_list(0);
     int64_t i = g.i(1);
     int64_t n = static_cast<int64_t>(items.size());

@@ -68,6 +68,37 @@ TONNX_SYMBOLIC("aten::detach", 9, [](SymbolicContext&, Value* x) { return x; });
 TONNX_SYMBOLIC("aten::contiguous", 9, [](SymbolicContext& g) { return g.input(0); });
 TONNX_SYMBOLIC("aten::clone", 9, [](SymbolicContext& g) { return g.input(0); });
 
+// _shape_as_tensor(self): the shape as a 1-D int64 tensor (torchvision's detection models).
+TONNX_SYMBOLIC("aten::_shape_as_tensor", 9,
+               [](SymbolicContext& g, Value* x) { return g.op("Shape", {x}); });
+
+// meshgrid(tensors, indexing="ij"): each 1-D input reshaped to lie along its own dim and
+// expanded to the grid; "xy" swaps the first two dims of the grid.
+TONNX_SYMBOLIC("aten::meshgrid", 9, [](SymbolicContext& g) -> Outputs {
+  std::vector<Value*> xs = g.inputs_list(0);
+  std::string indexing = g.num_inputs() > 1 && !g.is_none(1) ? g.s(1) : "ij";
+  if (indexing != "ij" && indexing != "xy")
+    g.fail("indexing '" + indexing + "' is not 'ij' or 'xy'");
+  const int64_t n = static_cast<int64_t>(xs.size());
+  bool swap = indexing == "xy" && n >= 2;
+  std::vector<Value*> flat, lens;
+  for (Value* x : xs) {
+    Value* f = g.op("Reshape", {x, g.constant_ints({-1})});
+    flat.push_back(f);
+    lens.push_back(g.op("Shape", {f}));
+  }
+  if (swap) std::swap(lens[0], lens[1]);
+  Value* grid = g.op("Concat", lens, {{"axis", int64_t{0}}});
+  std::vector<Value*> outs;
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t at = swap && i < 2 ? 1 - i : i;
+    std::vector<int64_t> shape(n, 1);
+    shape[at] = -1;
+    outs.push_back(g.op("Expand", {g.op("Reshape", {flat[i], g.constant_ints(shape)}), grid}));
+  }
+  return outs;
+});
+
 // numel(self) -> int: ONNX Size, a 0-d int64 tensor.
 TONNX_SYMBOLIC("aten::numel", 9, [](SymbolicContext& g, Value* x) { return g.op("Size", {x}); });
 
