@@ -111,6 +111,31 @@ def forward(self, a, b, c):
                         "script_meshgrid");
 }
 
+// F.interpolate(size=y.shape[-2:]) records the .vec overload with a list built in the graph
+// (torchvision's FPN): the overload is told by its schema, not by the list's type.
+TEST(ScriptedOps, UpsampleVecWithComputedSize) {
+  expect_script_matches(R"JIT(
+def forward(self, x, y):
+    s = y.size()
+    return torch.upsample_nearest2d(x, [s[2], s[3]], scale_factors=None)
+)JIT",
+                        {torch::randn({1, 2, 3, 4}), torch::randn({1, 1, 6, 8})},
+                        "script_upsample_vec");
+}
+
+// topk with k computed at run time, nonzero and where(condition): torchvision's RPN.
+TEST(ScriptedOps, TopkRuntimeKNonzeroWhere) {
+  expect_script_matches(R"JIT(
+def forward(self, x):
+    k = min(x.size(0), 3)
+    v, i = torch.topk(x, k, 0)
+    nz = torch.nonzero(x > 0.5)
+    w = torch.where(x > 0.5)
+    return v, i, nz, w[0] * 10 + w[1]
+)JIT",
+                        {torch::randn({5, 4})}, "script_topk_nonzero", 17, /*dynamic_batch=*/true);
+}
+
 TEST(ScriptedOps, ScalarPlumbing) {
   const std::string script = R"JIT(
 def forward(self, x, y):

@@ -85,23 +85,28 @@ TONNX_SYMBOLIC("aten::triu", 9, [](SymbolicContext& g) { return tri(g, true); })
 TONNX_SYMBOLIC("aten::tril", 9, [](SymbolicContext& g) { return tri(g, false); });
 
 // topk(self, k, dim, largest, sorted): TopK's K is an input from 10 and `largest` from 11.
-Outputs topk(SymbolicContext& g, Value* x, int64_t k, int64_t dim, bool largest) {
+// k may be computed at run time (min(pre_nms_top_n, num_anchors) in torchvision's RPN).
+Outputs topk(SymbolicContext& g, Value* x, RuntimeInt k, int64_t dim, bool largest) {
   if (!largest && g.opset() < 11) g.unsupported_below(11, "topk with largest=False");
+  if (g.opset() < 10) {
+    if (!k.is_constant()) g.unsupported_below(10, "topk with k computed at run time");
+    return g.op_n("TopK", {x}, {{"axis", dim}, {"k", *k.constant}}, 2);
+  }
+  Value* kv = k.is_constant() ? g.constant_ints({*k.constant})
+                              : g.op("Reshape", {k.value, g.constant_ints({1})});
   if (g.opset() >= 11)
-    return g.op_n("TopK", {x, g.constant_ints({k})}, {{"axis", dim}, {"largest", int64_t{largest}}},
-                  2);
-  if (g.opset() >= 10) return g.op_n("TopK", {x, g.constant_ints({k})}, {{"axis", dim}}, 2);
-  return g.op_n("TopK", {x}, {{"axis", dim}, {"k", k}}, 2);
+    return g.op_n("TopK", {x, kv}, {{"axis", dim}, {"largest", int64_t{largest}}}, 2);
+  return g.op_n("TopK", {x, kv}, {{"axis", dim}}, 2);
 }
 TONNX_SYMBOLIC("aten::topk", 9,
-               [](SymbolicContext& g, Value* x, int64_t k, int64_t dim, bool largest, bool) {
+               [](SymbolicContext& g, Value* x, RuntimeInt k, int64_t dim, bool largest, bool) {
                  return topk(g, x, k, norm_dim(g, dim, g.rank(0)), largest);
                });
 // sort(self, dim, descending): TopK over the whole dim. Ties may order differently.
 TONNX_SYMBOLIC("aten::sort", 9, [](SymbolicContext& g) -> Outputs {
   int64_t dim = norm_dim(g, g.i(g.num_inputs() == 4 ? 2 : 1), g.rank(0));
   bool descending = g.b(g.num_inputs() == 4 ? 3 : 2);
-  return topk(g, g.input(0), g.sizes(0)[dim], dim, descending);
+  return topk(g, g.input(0), RuntimeInt{g.sizes(0)[dim], nullptr}, dim, descending);
 });
 
 }  // namespace

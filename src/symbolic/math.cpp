@@ -213,10 +213,28 @@ TONNX_SYMBOLIC("aten::pow", 9, [](SymbolicContext& g) -> Outputs {
   return g.op("Pow", {input_as(g, 0, dt), input_as(g, 1, dt)});
 });
 
-// where(condition, self, other)
+// NonZero: [rank, N] int64 indices of the non-zero elements, in row-major order.
+Value* nonzero_rows(SymbolicContext& g) {
+  Value* x = g.input(0);
+  if (g.opset() < 9) g.unsupported_below(9, "nonzero");
+  return g.op("NonZero", {x});
+}
+
+// nonzero(self) -> [N, rank]
+TONNX_SYMBOLIC("aten::nonzero", 9, [](SymbolicContext& g) -> Outputs {
+  return g.op("Transpose", {nonzero_rows(g)}, {{"perm", ir::Ints{1, 0}}});
+});
+
+// where(condition, self, other); where(condition) is nonzero as one index tensor per dim.
 TONNX_SYMBOLIC("aten::where", 9, [](SymbolicContext& g) -> Outputs {
-  if (g.num_inputs() == 1)
-    g.fail("where(condition) with one argument is nonzero; use torch::nonzero");
+  if (g.num_inputs() == 1) {
+    Value* rows = nonzero_rows(g);
+    std::vector<Value*> per_dim;
+    for (int64_t d = 0; d < g.rank(0); ++d)
+      per_dim.push_back(g.op("Gather", {rows, g.constant(at::scalar_tensor(d, at::kLong))},
+                             {{"axis", int64_t{0}}}));
+    return per_dim;
+  }
   at::ScalarType dt = g.output_scalar_type();
   return g.op("Where", {g.cast(g.input(0), at::kBool), input_as(g, 1, dt), input_as(g, 2, dt)});
 });

@@ -1,4 +1,6 @@
 // Interpolation: upsample_{nearest,linear,bilinear,bicubic,trilinear}{1,2,3}d -> Resize.
+#include <torch/csrc/jit/ir/ir.h>
+
 #include "symbolic/helpers.h"
 
 namespace tonnx::sym {
@@ -35,13 +37,13 @@ Outputs upsample(SymbolicContext& g, const std::string& mode, bool has_align) {
         {"coordinate_transformation_mode", align ? "align_corners" : "pytorch_half_pixel"});
     if (mode == "cubic") attrs.push_back({"cubic_coeff_a", -0.75f});
   }
-  // PyTorch computes source coordinates from the given scale factors when there are any,
-  // so pass scales then (output = floor(in * scale)); sizes otherwise.
   // PyTorch computes source coordinates from the scale factors when they are given, so
   // pass them as scales then (ONNX: output = floor(in * scale)); sizes otherwise.
   size_t last = g.num_inputs() - 1;
   Value* roi = g.constant(at::empty({0}, at::kFloat));
-  bool vec_overload = g.arg_type(1) == "int[]?";
+  // The overload by its schema: the value's own type says int[] for a list built in the graph.
+  const c10::FunctionSchema* schema = g.node()->maybeSchema();
+  bool vec_overload = schema ? schema->overload_name() == "vec" : g.arg_type(1) == "int[]?";
   std::vector<float> sc{1.0f, 1.0f};
   if (vec_overload && !g.is_none(last)) {
     for (double f : g.floats(last)) sc.push_back(static_cast<float>(f));
