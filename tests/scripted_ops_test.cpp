@@ -136,6 +136,20 @@ def forward(self, x):
                         {torch::randn({5, 4})}, "script_topk_nonzero", 17, /*dynamic_batch=*/true);
 }
 
+// grid_sampler (F.grid_sample; RAFT's correlation lookup): every mode and padding mode.
+TEST(ScriptedOps, GridSampler) {
+  expect_script_matches(R"JIT(
+def forward(self, x, grid):
+    a = torch.grid_sampler(x, grid, 0, 0, False)
+    b = torch.grid_sampler(x, grid, 1, 1, True)
+    c = torch.grid_sampler(x, grid, 0, 2, False)
+    d = torch.grid_sampler(x, grid, 2, 1, True)
+    return a, b, c, d
+)JIT",
+                        {torch::randn({2, 3, 5, 6}), torch::rand({2, 4, 7, 2}) * 2.4 - 1.2},
+                        "script_grid_sampler", 16);
+}
+
 TEST(ScriptedOps, ScalarPlumbing) {
   const std::string script = R"JIT(
 def forward(self, x, y):

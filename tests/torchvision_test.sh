@@ -10,7 +10,8 @@ mkdir -p "$dir"
 /usr/bin/python3 "$src/tests/fixtures/torchvision_classifiers.py" "$dir" "$@"
 for m in "$@"; do
   echo "== $m"
-  "$build/tonnx" export "$dir/$m/model.pt" -o "$dir/$m/model.onnx" --inputs "$dir/$m/data/test_data_set_0/input_0.pb" >/dev/null
+  inputs=$(ls "$dir/$m/data/test_data_set_0"/input_*.pb | sort | paste -sd, -)
+  "$build/tonnx" export "$dir/$m/model.pt" -o "$dir/$m/model.onnx" --inputs "$inputs" >/dev/null
   node "$src/tools/ort_run.js" "$dir/$m/model.onnx" --test-data "$dir/$m/data" ${ORT_TOL:-}
   "$build/tonnx" run "$dir/$m/model.onnx" --test-data "$dir/$m/data" | tail -2
   rm -rf "${dir:?}/$m"

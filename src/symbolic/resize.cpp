@@ -62,6 +62,26 @@ Outputs upsample(SymbolicContext& g, const std::string& mode, bool has_align) {
   return g.op("Resize",
               {x, roi, g.constant(at::empty({0}, at::kFloat)), g.constant_ints(out_sizes)}, attrs);
 }
+// grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners): GridSample
+// (opset 16, 4-D). Modes are aten's enums: 0 bilinear, 1 nearest, 2 bicubic; padding 0 zeros,
+// 1 border, 2 reflection.
+TONNX_SYMBOLIC("aten::grid_sampler", 16,
+               [](SymbolicContext& g, Value* x, Value* grid, int64_t mode, int64_t padding,
+                  bool align) -> Outputs {
+                 static const char* kModes[] = {"bilinear", "nearest", "bicubic"};
+                 static const char* kPadding[] = {"zeros", "border", "reflection"};
+                 if (mode < 0 || mode > 2)
+                   g.fail("interpolation_mode " + std::to_string(mode) + " is not 0, 1 or 2");
+                 if (padding < 0 || padding > 2)
+                   g.fail("padding_mode " + std::to_string(padding) + " is not 0, 1 or 2");
+                 if (g.rank(0) != 4) g.fail("GridSample (opset 16) takes 4-D inputs");
+                 at::ScalarType dt = g.scalar_type(0);
+                 return g.op("GridSample", {x, g.cast(grid, dt)},
+                             {{"mode", std::string(kModes[mode])},
+                              {"padding_mode", std::string(kPadding[padding])},
+                              {"align_corners", int64_t{align}}});
+               });
+
 TONNX_SYMBOLIC("aten::upsample_nearest1d", 9,
                [](SymbolicContext& g) { return upsample(g, "nearest", false); });
 TONNX_SYMBOLIC("aten::upsample_nearest2d", 9,
