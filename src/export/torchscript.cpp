@@ -9,7 +9,6 @@
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 #include <torch/csrc/jit/passes/inliner.h>
 #include <torch/csrc/jit/passes/lower_tuples.h>
-#include <torch/csrc/jit/runtime/interpreter.h>
 #include <torch/script.h>
 
 #include <dlfcn.h>
@@ -19,11 +18,11 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "export/pipeline.h"
+#include "export/script_graph.h"
 #include "export/specialize.h"
 
 namespace tonnx {
@@ -32,10 +31,7 @@ namespace jit = torch::jit;
 
 namespace {
 
-std::string first_line(const std::string& s) {
-  std::string line = s.substr(0, s.find('\n'));
-  return line.size() > 300 ? line.substr(0, 300) + "..." : line;
-}
+using detail::first_line;
 
 // TorchScript errors end with the Python-style message after a traceback.
 std::string last_line(const std::string& s) {
@@ -200,315 +196,6 @@ class AttrResolver {
   std::map<std::string, jit::Value*> written_;
 };
 
-// What an export knows before running anything: tensors are on the CPU, dense and strided,
-// and nothing requires grad (forward runs under no_grad, as inference). Scripted library code
-// (nn.MultiheadAttention's fast-path checks) branches on these; as constants, the branches
-// fold away with ConstantPropagation. Returns how many were replaced.
-int fold_export_constants(jit::Graph& g, jit::Block* b) {
-  static const std::set<std::string> kFalse = {
-      "prim::is_cuda",        "prim::is_xpu",       "prim::is_sparse", "prim::is_sparse_csr",
-      "prim::is_mkldnn",      "prim::is_mps",       "prim::is_meta",   "prim::is_vulkan",
-      "prim::is_ipu",         "prim::is_quantized", "prim::is_nested", "prim::requires_grad",
-      "aten::is_grad_enabled"};
-  std::vector<jit::Node*> folded;
-  for (auto it = b->nodes().begin(); it != b->nodes().end(); ++it) {
-    jit::Node* n = *it;
-    for (jit::Block* sub : n->blocks()) fold_export_constants(g, sub);
-    if (n->outputs().size() != 1) continue;
-    const std::string kind = n->kind().toQualString();
-    jit::WithInsertPoint guard(n);
-    jit::Value* c = nullptr;
-    if (kFalse.count(kind))
-      c = g.insertConstant(false);
-    else if (kind == "prim::device" && n->inputs().size() == 1)
-      c = g.insertConstant(c10::Device(at::kCPU));
-    else if (kind == "prim::layout" && n->inputs().size() == 1)
-      c = g.insertConstant(static_cast<int64_t>(at::kStrided));
-    if (!c) continue;
-    n->output()->replaceAllUsesWith(c);
-    folded.push_back(n);
-  }
-  // Dead now; LibTorch's dead-code pass keeps some of them (is_grad_enabled reads global
-  // state), and every node left must have a symbolic.
-  for (jit::Node* n : folded) n->destroy();
-  return static_cast<int>(folded.size());
-}
-
-// LowerAllTuples turns a tuple-typed prim::Uninitialized (the value of a branch that raises)
-// into one node with an output per element, which LibTorch's interpreter runs as if it had
-// one: the stack goes out of step and the process corrupts its heap (scripted
-// MultiheadAttention, a raise in one branch of an if). One node per output is what it runs.
-void split_uninitialized(jit::Graph& g, jit::Block* b) {
-  for (auto it = b->nodes().begin(); it != b->nodes().end();) {
-    jit::Node* n = *it;
-    ++it;
-    for (jit::Block* sub : n->blocks()) split_uninitialized(g, sub);
-    if (n->kind() != c10::prim::Uninitialized || n->outputs().size() < 2) continue;
-    for (jit::Value* o : n->outputs()) {
-      jit::Node* one = g.createUninitialized(o->type());
-      one->insertBefore(n);
-      o->replaceAllUsesWith(one->output());
-    }
-    n->destroy();
-  }
-}
-
-// An if whose one branch raises (an assert, an argument check) is exported as the other
-// branch, as torch.onnx does: ONNX has no exceptions, and the example inputs took that branch
-// (the export runs forward on them first). Returns how many were dropped.
-int drop_raising_branches(jit::Block* b) {
-  int dropped = 0;
-  for (auto it = b->nodes().begin(); it != b->nodes().end();) {
-    jit::Node* n = *it;
-    ++it;
-    for (jit::Block* sub : n->blocks()) dropped += drop_raising_branches(sub);
-    if (n->kind() != c10::prim::If) continue;
-    auto raises = [](jit::Block* blk) {
-      for (jit::Node* m : blk->nodes())
-        if (m->kind() == c10::prim::RaiseException) return true;
-      return false;
-    };
-    bool r0 = raises(n->blocks()[0]), r1 = raises(n->blocks()[1]);
-    if (r0 == r1) continue;
-    detail::replace_if_by_branch(n, r0 ? 1 : 0);
-    ++dropped;
-  }
-  return dropped;
-}
-
-// What a tensor value looked like on every run of its definition.
-struct Observed {
-  at::ScalarType dtype = at::ScalarType::Undefined;
-  std::vector<std::optional<int64_t>> sizes;
-  bool rank_varies = false, dtype_varies = false, seen = false;
-  void add(const at::Tensor& t) {
-    std::vector<std::optional<int64_t>> s(t.sizes().begin(), t.sizes().end());
-    if (!seen) {
-      dtype = t.scalar_type();
-      sizes = s;
-      seen = true;
-      return;
-    }
-    if (dtype != t.scalar_type()) dtype_varies = true;
-    if (sizes.size() != s.size()) {
-      rank_varies = true;
-      return;
-    }
-    for (size_t i = 0; i < s.size(); ++i)
-      if (sizes[i] != s[i]) sizes[i] = std::nullopt;
-  }
-  c10::TypePtr type() const {
-    c10::optional<at::ScalarType> dt;
-    if (!dtype_varies) dt = dtype;
-    c10::Device cpu(at::kCPU);
-    if (rank_varies) return c10::TensorType::create(dt, cpu, c10::optional<size_t>(), false);
-    std::vector<c10::optional<int64_t>> dims;
-    for (const auto& d : sizes) dims.push_back(d ? c10::optional<int64_t>(*d) : c10::nullopt);
-    return c10::TensorType::create(dt, cpu, c10::VaryingShape<int64_t>(dims),
-                                   c10::VaryingShape<int64_t>(dims.size()), false);
-  }
-};
-
-bool is_tensor_type(const jit::Value* v) { return v->type()->cast<c10::TensorType>() != nullptr; }
-
-// Runs the graph once on the example inputs with a profiling node after every tensor value,
-// then sets each value's type to what was observed (sizes that varied between loop
-// iterations become unknown). Values on paths the inputs did not take get dtypes from a
-// simple forward rule afterwards.
-std::vector<c10::IValue> observe_types(const std::shared_ptr<jit::Graph>& g,
-                                       const std::vector<c10::IValue>& inputs,
-                                       detail::ObservedConditions* conditions = nullptr) {
-  std::unordered_map<const jit::Value*, Observed> seen;
-  std::vector<jit::Node*> probes;
-  auto probe = [&](jit::Value* v, jit::Node* insert_before, jit::Block* block_start) {
-    if (!is_tensor_type(v)) return;
-    auto* pn = new jit::ProfileIValueOp(g.get(), nullptr);
-    jit::Value* out = pn->addOutput();
-    out->setType(v->type());
-    const jit::Value* key = v;
-    pn->setCallback([key, &seen](std::vector<c10::IValue>& stack) {
-      stack.pop_back();  // the frame id
-      const c10::IValue& t = stack.back();
-      if (t.isTensor() && t.toTensor().defined()) seen[key].add(t.toTensor());
-    });
-    v->replaceAllUsesWith(out);
-    pn->addInput(v);
-    if (insert_before)
-      pn->insertBefore(insert_before);
-    else
-      block_start->prependNode(pn);
-    probes.push_back(pn);
-  };
-  // The value each If's condition took (bit 0: false, bit 1: true).
-  auto probe_condition = [&](jit::Node* if_node) {
-    jit::Value* v = if_node->input(0);
-    if (!conditions || v->node()->kind() == c10::prim::Constant) return;
-    auto* pn = new jit::ProfileIValueOp(g.get(), nullptr);
-    jit::Value* out = pn->addOutput();
-    out->setType(v->type());
-    const jit::Value* key = v;
-    pn->setCallback([key, conditions](std::vector<c10::IValue>& stack) {
-      stack.pop_back();  // the frame id
-      const c10::IValue& b = stack.back();
-      if (b.isBool()) (*conditions)[key] |= b.toBool() ? 2 : 1;
-    });
-    pn->addInput(v);
-    pn->insertBefore(if_node);
-    if_node->replaceInput(0, out);
-    probes.push_back(pn);
-  };
-  std::function<void(jit::Block*)> instrument = [&](jit::Block* b) {
-    for (jit::Value* in : b->inputs()) probe(in, nullptr, b);
-    for (auto it = b->nodes().begin(); it != b->nodes().end(); ++it) {
-      jit::Node* n = *it;
-      if (n->kind() == c10::prim::profile_ivalue) continue;
-      if (n->kind() == c10::prim::If) probe_condition(n);
-      for (jit::Block* sub : n->blocks()) instrument(sub);
-      jit::Node* next = n->next();
-      for (jit::Value* o : n->outputs()) probe(o, next, nullptr);
-    }
-  };
-  instrument(g->block());
-  std::vector<c10::IValue> stack = inputs;
-  std::string error;
-  try {
-    jit::Code code(g, "forward");
-    jit::InterpreterState state(code);
-    state.run(stack);
-  } catch (const std::exception& e) {
-    error = e.what();
-  }
-  for (jit::Node* pn : probes) {
-    pn->output()->replaceAllUsesWith(pn->input());
-    pn->destroy();
-  }
-  if (!error.empty())
-    throw ExportError("running forward's graph on the example inputs failed: " + first_line(error));
-  for (auto& [v, o] : seen) const_cast<jit::Value*>(v)->setType(o.type());
-  return stack;
-}
-
-// prim::dtype of a tensor whose type was observed is a constant (scripted code reads it to
-// make tensors like another: torch.tensor(5, dtype=x.dtype)).
-void fold_known_types(jit::Graph& g, jit::Block* b) {
-  for (auto it = b->nodes().begin(); it != b->nodes().end(); ++it) {
-    jit::Node* n = *it;
-    for (jit::Block* sub : n->blocks()) fold_known_types(g, sub);
-    if (n->inputs().size() != 1) continue;
-    auto tt = n->input()->type()->cast<c10::TensorType>();
-    if (!tt) continue;
-    jit::WithInsertPoint guard(n);
-    if (n->kind() == c10::prim::dtype && tt->scalarType())
-      n->output()->replaceAllUsesWith(g.insertConstant(static_cast<int64_t>(*tt->scalarType())));
-    else if (n->kind() == c10::prim::device)
-      n->output()->replaceAllUsesWith(g.insertConstant(c10::Device(at::kCPU)));
-  }
-}
-
-// Ops whose result's sizes depend on the values of their inputs (how many are nonzero, how
-// long each sequence is), not only on the inputs' sizes. The example run saw one such size;
-// another input gives another, so neither the observed sizes of these results nor of
-// anything computed from them may be frozen into the model, even without dynamic axes.
-bool data_shaped_op(const jit::Node* n) {
-  static const std::set<std::string> kOps = {"aten::nonzero",
-                                             "aten::nonzero_numpy",
-                                             "aten::masked_select",
-                                             "aten::unique",
-                                             "aten::_unique",
-                                             "aten::_unique2",
-                                             "aten::unique_consecutive",
-                                             "aten::unique_dim",
-                                             "aten::_pack_padded_sequence",
-                                             "aten::_pad_packed_sequence",
-                                             "aten::argwhere",
-                                             "torchvision::nms",
-                                             "aten::repeat_interleave"};
-  const std::string kind = n->kind().toQualString();
-  if (kOps.count(kind)) return true;
-  if (kind == "aten::index" && n->inputs().size() > 1) {
-    const jit::Node* list = n->input(1)->node();
-    if (list->kind() == c10::prim::ListConstruct)
-      for (const jit::Value* idx : list->inputs())
-        if (auto t = idx->type()->cast<c10::TensorType>())
-          if (t->scalarType() == at::kBool || t->scalarType() == at::kByte) return true;
-  }
-  return false;
-}
-
-void forget_data_shapes(jit::Block* b, std::unordered_set<const jit::Value*>& shaped) {
-  for (jit::Node* n : b->nodes()) {
-    bool from_data = data_shaped_op(n);
-    for (const jit::Value* in : n->inputs()) from_data = from_data || shaped.count(in);
-    for (jit::Block* sub : n->blocks()) {
-      for (size_t k = 1; k < sub->inputs().size() && k + 1 < n->inputs().size(); ++k)
-        if (shaped.count(n->input(k + 1))) shaped.insert(sub->inputs()[k]);
-      forget_data_shapes(sub, shaped);
-      for (const jit::Value* o : sub->outputs()) from_data = from_data || shaped.count(o);
-    }
-    if (!from_data) continue;
-    for (jit::Value* o : n->outputs()) {
-      shaped.insert(o);
-      if (auto t = o->type()->cast<c10::TensorType>(); t && t->dim())
-        o->setType(t->withSymbolicShapes(c10::SymbolicShape(c10::optional<size_t>(*t->dim()))));
-    }
-  }
-}
-
-// Sizes the example run fixed: when no axis is dynamic, aten::size of known dims.
-// ConstantPropagation then folds what was computed from them ([E, E * 2] split sizes in
-// nn.MultiheadAttention). Sizes that varied between loop iterations were observed as unknown and
-// stay computed.
-void fold_known_sizes(jit::Graph& g, jit::Block* b, bool sizes_vary) {
-  for (auto it = b->nodes().begin(); it != b->nodes().end(); ++it) {
-    jit::Node* n = *it;
-    for (jit::Block* sub : n->blocks()) fold_known_sizes(g, sub, sizes_vary);
-    if (n->inputs().empty() || n->outputs().size() != 1) continue;
-    auto tt = n->input(0)->type()->cast<c10::TensorType>();
-    if (!tt) continue;
-    jit::WithInsertPoint guard(n);
-    const std::string kind = n->kind().toQualString();
-    if (kind != "aten::size" || sizes_vary) continue;
-    if (n->inputs().size() == 1) {
-      if (auto sizes = tt->sizes().concrete_sizes())
-        n->output()->replaceAllUsesWith(g.insertConstant(*sizes));
-    } else if (n->inputs().size() == 2 && tt->dim()) {
-      auto d = jit::toIValue(n->input(1));
-      if (!d || !d->isInt()) continue;
-      auto axis = ir::normalize_axis(d->toInt(), static_cast<int64_t>(*tt->dim()));
-      if (!axis) continue;
-      if (auto s = tt->sizes()[*axis]) n->output()->replaceAllUsesWith(g.insertConstant(*s));
-    }
-  }
-}
-
-// Ops whose result has the same dtype as their first tensor input (used for values on
-// paths the example inputs did not take). Comparisons give bool.
-void infer_unobserved(jit::Block* b) {
-  static const std::set<std::string> kBool = {
-      "aten::eq",         "aten::ne",    "aten::lt",          "aten::le",
-      "aten::gt",         "aten::ge",    "aten::logical_not", "aten::logical_and",
-      "aten::logical_or", "aten::isnan", "aten::any",         "aten::all"};
-  for (jit::Node* n : b->nodes()) {
-    for (jit::Block* sub : n->blocks()) infer_unobserved(sub);
-    for (jit::Value* o : n->outputs()) {
-      auto tt = o->type()->cast<c10::TensorType>();
-      if (!tt || tt->scalarType()) continue;
-      std::string kind = n->kind().toQualString();
-      if (kBool.count(kind)) {
-        o->setType(tt->withScalarType(at::kBool));
-        continue;
-      }
-      std::optional<at::ScalarType> dt;
-      for (const jit::Value* in : n->inputs()) {
-        auto it = in->type()->cast<c10::TensorType>();
-        if (!it || !it->scalarType()) continue;
-        dt = dt ? at::promoteTypes(*dt, *it->scalarType()) : *it->scalarType();
-      }
-      if (dt) o->setType(tt->withScalarType(*dt));
-    }
-  }
-}
-
 void flatten_ivalue(const c10::IValue& v, std::vector<torch::Tensor>& out) {
   if (v.isTensor()) {
     out.push_back(v.toTensor());
@@ -667,9 +354,9 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::I
     throw ExportError("tuples in forward's graph that tonnx cannot flatten: " +
                       first_line(e.what()));
   }
-  fold_export_constants(*g, g->block());
-  drop_raising_branches(g->block());
-  split_uninitialized(*g, g->block());
+  detail::fold_export_constants(*g, g->block());
+  detail::drop_raising_branches(g->block());
+  detail::split_uninitialized(*g, g->block());
   jit::ConstantPropagation(g);
   jit::EliminateDeadCode(g);
 
@@ -691,21 +378,17 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::I
   detail::ObservedConditions conditions;
   {
     torch::NoGradGuard no_grad;
-    observe_types(g, run_inputs, &conditions);
+    detail::observe_types(g, run_inputs, &conditions);
   }
   std::unordered_set<const jit::Value*> data_shaped;
-  forget_data_shapes(g->block(), data_shaped);
-  if (detail::specialize_data_free_ifs(g, conditions, !o.dynamic_axes.empty(), data_shaped) > 0) {
-    jit::ConstantPropagation(g);
-    jit::EliminateDeadCode(g);
-  }
-  infer_unobserved(g->block());
-  // The graph the converter gets, with observed types: for debugging an export.
-  if (std::getenv("TONNX_DEBUG_GRAPH")) std::cerr << g->toString();
-  fold_known_types(*g, g->block());
-  fold_known_sizes(*g, g->block(), !o.dynamic_axes.empty());
+  detail::forget_data_shapes(g->block(), data_shaped);
+  detail::specialize_data_free_ifs(g, conditions, !o.dynamic_axes.empty(), data_shaped);
+  detail::infer_unobserved(g->block());
+  detail::fold_observed(*g, g->block(), !o.dynamic_axes.empty());
   jit::ConstantPropagation(g);
   jit::EliminateDeadCode(g);
+  // The graph the converter gets, with observed types: for debugging an export.
+  if (std::getenv("TONNX_DEBUG_GRAPH")) std::cerr << g->toString();
 
   tr.graph = g;
   for (const auto& p : params) tr.params.push_back({p.name, p.tensor.detach(), nullptr});

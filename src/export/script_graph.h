@@ -1,0 +1,40 @@
+// Preparing a TorchScript graph for conversion (internal to the TorchScript frontend): what
+// the export knows folded as constants, branches that raise dropped, tensor types observed by
+// running the graph on the example inputs, sizes that depend on data forgotten. The steps are
+// called in this order by torchscript.cpp; docs/torchscript.md describes each.
+#pragma once
+
+#include <torch/csrc/jit/ir/ir.h>
+
+#include <memory>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "export/specialize.h"
+
+namespace tonnx::detail {
+
+// The first line of a message, capped for a terminal.
+std::string first_line(const std::string& s);
+
+// prim::is_cuda, requires_grad, is_grad_enabled... false, prim::device the CPU.
+int fold_export_constants(torch::jit::Graph& g, torch::jit::Block* b);
+// An if whose one branch raises becomes the other branch (as torch.onnx does).
+int drop_raising_branches(torch::jit::Block* b);
+// One prim::Uninitialized per output (the interpreter runs a multi-output one wrongly).
+void split_uninitialized(torch::jit::Graph& g, torch::jit::Block* b);
+// Runs the graph on `inputs` with a probe after every tensor value and sets each value's type
+// to what was seen; records the value of every If condition in `conditions`.
+std::vector<c10::IValue> observe_types(const std::shared_ptr<torch::jit::Graph>& g,
+                                       const std::vector<c10::IValue>& inputs,
+                                       ObservedConditions* conditions = nullptr);
+// Results whose sizes depend on data, and what is computed from them, lose their observed
+// sizes; they are collected in `shaped`.
+void forget_data_shapes(torch::jit::Block* b, std::unordered_set<const torch::jit::Value*>& shaped);
+// Dtypes for values on paths the example did not take.
+void infer_unobserved(torch::jit::Block* b);
+// prim::dtype and (unless sizes vary) aten::size of observed tensors become constants.
+void fold_observed(torch::jit::Graph& g, torch::jit::Block* b, bool sizes_vary);
+
+}  // namespace tonnx::detail
