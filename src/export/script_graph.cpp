@@ -300,6 +300,9 @@ void infer_unobserved(jit::Block* b) {
       "aten::eq",         "aten::ne",    "aten::lt",          "aten::le",
       "aten::gt",         "aten::ge",    "aten::logical_not", "aten::logical_and",
       "aten::logical_or", "aten::isnan", "aten::any",         "aten::all"};
+  // Index results.
+  static const std::set<std::string> kLong = {"aten::argmax",  "aten::argmin",     "aten::argsort",
+                                              "aten::nonzero", "torchvision::nms", "aten::size"};
   for (jit::Node* n : b->nodes()) {
     for (jit::Block* sub : n->blocks()) infer_unobserved(sub);
     for (jit::Value* o : n->outputs()) {
@@ -308,6 +311,10 @@ void infer_unobserved(jit::Block* b) {
       std::string kind = n->kind().toQualString();
       if (kBool.count(kind)) {
         o->setType(tt->withScalarType(at::kBool));
+        continue;
+      }
+      if (kLong.count(kind)) {
+        o->setType(tt->withScalarType(at::kLong));
         continue;
       }
       std::optional<at::ScalarType> dt;

@@ -100,7 +100,7 @@ Outputs topk(SymbolicContext& g, Value* x, RuntimeInt k, int64_t dim, bool large
 }
 TONNX_SYMBOLIC("aten::topk", 9,
                [](SymbolicContext& g, Value* x, RuntimeInt k, int64_t dim, bool largest, bool) {
-                 return topk(g, x, k, norm_dim(g, dim, g.rank(0)), largest);
+                 return topk(g, x, k, arg_dim(g, 0, dim), largest);
                });
 // sort(self, dim, descending): TopK over the whole dim. Ties may order differently.
 TONNX_SYMBOLIC("aten::sort", 9, [](SymbolicContext& g) -> Outputs {

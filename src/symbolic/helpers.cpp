@@ -23,6 +23,12 @@ int64_t norm_dim(SymbolicContext& g, int64_t dim, int64_t rank) {
          " to " + std::to_string(std::max<int64_t>(rank, 1) - 1) + ")");
 }
 
+int64_t arg_dim(SymbolicContext& g, size_t input, int64_t dim) {
+  auto t = g.type(input);
+  if (dim >= 0 && (!t || !t->shape)) return dim;
+  return norm_dim(g, dim, g.rank(input));
+}
+
 // Opset 13 moved axes from an attribute to an input.
 Value* unsqueeze(SymbolicContext& g, Value* x, const std::vector<int64_t>& axes) {
   if (g.opset() >= 13) return g.op("Unsqueeze", {x, g.constant_ints(axes)});

@@ -15,6 +15,9 @@ Value* input_as(SymbolicContext& g, size_t i, at::ScalarType dtype);
 
 // Normalizes a negative dim against rank, failing with the op's context when out of range.
 int64_t norm_dim(SymbolicContext& g, int64_t dim, int64_t rank);
+// dim of input `input`, normalized: needs the input's rank only when dim is negative (values in
+// branches the example inputs did not take have no recorded rank; ONNX checks the range).
+int64_t arg_dim(SymbolicContext& g, size_t input, int64_t dim);
 
 // Unsqueeze / Squeeze / ReduceX with axes as attribute (< 13) or input (>= 13; 18 for most
 // reductions, so only ReduceSum takes an input in the opsets tonnx emits).

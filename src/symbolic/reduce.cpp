@@ -29,7 +29,7 @@ TONNX_SYMBOLIC("aten::prod", 9, [](SymbolicContext& g) -> Outputs {
   at::ScalarType dt = g.output_scalar_type();
   Value* x = g.cast(g.input(0), dt);
   if (g.num_inputs() <= 2) return reduce(g, "ReduceProd", x, std::nullopt, false);
-  return reduce(g, "ReduceProd", x, std::vector<int64_t>{norm_dim(g, g.i(1), g.rank(0))}, g.b(2));
+  return reduce(g, "ReduceProd", x, std::vector<int64_t>{arg_dim(g, 0, g.i(1))}, g.b(2));
 });
 TONNX_SYMBOLIC("aten::amax", 9, [](SymbolicContext& g) {
   return reduce(g, "ReduceMax", g.input(0), dims_arg(g, 1, g.rank(0)), g.b(2));
@@ -76,7 +76,7 @@ Outputs arg_op(SymbolicContext& g, const char* op) {
     }
     return r;
   }
-  int64_t dim = norm_dim(g, g.i(1), g.rank(0));
+  int64_t dim = arg_dim(g, 0, g.i(1));
   return g.op(op, {x}, {{"axis", dim}, {"keepdims", int64_t{keep}}});
 }
 TONNX_SYMBOLIC("aten::argmax", 9, [](SymbolicContext& g) { return arg_op(g, "ArgMax"); });
@@ -150,7 +150,7 @@ TONNX_SYMBOLIC("aten::std", 9, [](SymbolicContext& g) { return var_std(g, true);
 // cumsum(self, dim, dtype): CumSum is opset 11.
 TONNX_SYMBOLIC("aten::cumsum", 11, [](SymbolicContext& g) -> Outputs {
   at::ScalarType dt = g.output_scalar_type();
-  int64_t dim = norm_dim(g, g.i(1), g.rank(0));
+  int64_t dim = arg_dim(g, 0, g.i(1));
   return g.op("CumSum", {g.cast(g.input(0), dt), g.constant(at::scalar_tensor(dim, at::kLong))});
 });
 

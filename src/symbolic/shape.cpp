@@ -106,21 +106,20 @@ TONNX_SYMBOLIC("aten::numel", 9, [](SymbolicContext& g, Value* x) { return g.op(
 TONNX_SYMBOLIC("aten::size", 9, [](SymbolicContext& g) -> Outputs {
   Value* shp = shape_of(g, 0);
   if (g.num_inputs() == 1) return shp;
-  int64_t dim = norm_dim(g, g.i(1), g.rank(0));
+  int64_t dim = arg_dim(g, 0, g.i(1));
   return g.op("Gather", {shp, g.constant(at::scalar_tensor(dim, at::kLong))},
               {{"axis", int64_t{0}}});
 });
 
 // select(self, dim, index): Gather with a scalar index drops the dim.
 TONNX_SYMBOLIC("aten::select", 9, [](SymbolicContext& g, Value* x, int64_t dim, Value* index) {
-  int64_t d = norm_dim(g, dim, g.rank(0));
+  int64_t d = arg_dim(g, 0, dim);
   return g.op("Gather", {x, g.cast(index, at::kLong)}, {{"axis", d}});
 });
 
 TONNX_SYMBOLIC("aten::unsqueeze", 9, [](SymbolicContext& g, Value* x, int64_t dim) {
   // dim may equal rank (append a trailing axis).
-  int64_t rank = g.rank(0);
-  return unsqueeze(g, x, {dim < 0 ? dim + rank + 1 : dim});
+  return unsqueeze(g, x, {dim < 0 ? dim + g.rank(0) + 1 : dim});
 });
 
 // squeeze(self[, dim]): only dims of size 1 are removed; a dim of another size is a no-op.

@@ -57,7 +57,7 @@ std::vector<Value*> split_sizes(SymbolicContext& g, Value* x, const std::vector<
 // split(self, split_size: int | int[], dim) and split_with_sizes(self, sizes, dim)
 int64_t known_dim(SymbolicContext& g, size_t i, int64_t d);
 Outputs split(SymbolicContext& g) {
-  int64_t dim = norm_dim(g, g.i(2), g.rank(0));
+  int64_t dim = arg_dim(g, 0, g.i(2));
   if (!g.is_constant(1) && g.arg_type(1) != "int") {
     // Sizes computed at run time ([E, E * 2] from x.size(-1)): as many pieces as the list has.
     const torch::jit::Node* list = g.node()->input(1)->node();
@@ -93,7 +93,7 @@ int64_t known_dim(SymbolicContext& g, size_t i, int64_t d) {
 
 TONNX_SYMBOLIC("aten::chunk", 9,
                [](SymbolicContext& g, Value* x, int64_t chunks, int64_t dim) -> Outputs {
-                 int64_t d = norm_dim(g, dim, g.rank(0));
+                 int64_t d = arg_dim(g, 0, dim);
                  int64_t n = known_dim(g, 0, d);
                  if (chunks <= 0) g.fail("chunks must be positive, got " + std::to_string(chunks));
                  int64_t step = (n + chunks - 1) / chunks;
@@ -102,17 +102,30 @@ TONNX_SYMBOLIC("aten::chunk", 9,
                  return split_sizes(g, x, sizes, d);
                });
 
+// unbind: as many outputs as the dim is long; when the trace forgot that size (it follows
+// data-dependent ops), the prim::ListUnpack that takes the list apart says how many.
 TONNX_SYMBOLIC("aten::unbind", 9, [](SymbolicContext& g, Value* x, int64_t dim) -> Outputs {
-  int64_t d = norm_dim(g, dim, g.rank(0));
-  std::vector<Value*> parts = split_sizes(g, x, std::vector<int64_t>(known_dim(g, 0, d), 1), d);
+  int64_t d = arg_dim(g, 0, dim);
+  auto t = g.type(0);
+  int64_t n = -1;
+  if (t && t->shape && (*t->shape)[d].value) n = *(*t->shape)[d].value;
+  const auto& uses = g.node()->output(0)->uses();
+  if (n < 0 && uses.size() == 1 && uses[0].user->kind() == c10::prim::ListUnpack)
+    n = static_cast<int64_t>(uses[0].user->outputs().size());
+  if (n < 0) n = known_dim(g, 0, d);  // fails, naming the dim
+  std::vector<Value*> parts = split_sizes(g, x, std::vector<int64_t>(n, 1), d);
   for (auto& p : parts) p = squeeze(g, p, {d});
   return parts;
 });
 
 TONNX_SYMBOLIC("aten::stack", 9,
                [](SymbolicContext& g, std::vector<Value*> xs, int64_t dim) -> Outputs {
-                 int64_t rank = static_cast<int64_t>(g.output_type()->shape->size());
-                 int64_t d = norm_dim(g, dim, rank);
+                 auto out = g.output_type();
+                 int64_t d = dim;
+                 if (dim < 0 || (out && out->shape)) {
+                   if (!out || !out->shape) g.fail("the rank of the result is not known");
+                   d = norm_dim(g, dim, static_cast<int64_t>(out->shape->size()));
+                 }
                  at::ScalarType dt = g.output_scalar_type();
                  std::vector<Value*> parts;
                  for (Value* x : xs) parts.push_back(unsqueeze(g, g.cast(x, dt), {d}));
@@ -121,18 +134,17 @@ TONNX_SYMBOLIC("aten::stack", 9,
 
 TONNX_SYMBOLIC(
     "aten::index_select", 9, [](SymbolicContext& g, Value* x, int64_t dim, Value* index) {
-      return g.op("Gather", {x, g.cast(index, at::kLong)}, {{"axis", norm_dim(g, dim, g.rank(0))}});
+      return g.op("Gather", {x, g.cast(index, at::kLong)}, {{"axis", arg_dim(g, 0, dim)}});
     });
 // gather(self, dim, index, sparse_grad): GatherElements is opset 11.
-TONNX_SYMBOLIC("aten::gather", 11,
-               [](SymbolicContext& g, Value* x, int64_t dim, Value* index, bool) {
-                 return g.op("GatherElements", {x, g.cast(index, at::kLong)},
-                             {{"axis", norm_dim(g, dim, g.rank(0))}});
-               });
+TONNX_SYMBOLIC(
+    "aten::gather", 11, [](SymbolicContext& g, Value* x, int64_t dim, Value* index, bool) {
+      return g.op("GatherElements", {x, g.cast(index, at::kLong)}, {{"axis", arg_dim(g, 0, dim)}});
+    });
 // scatter(self, dim, index, src | value): ScatterElements (11).
 TONNX_SYMBOLIC("aten::scatter", 11, [](SymbolicContext& g) -> Outputs {
   at::ScalarType dt = g.scalar_type(0);
-  int64_t dim = norm_dim(g, g.i(1), g.rank(0));
+  int64_t dim = arg_dim(g, 0, g.i(1));
   Value* index = g.cast(g.input(2), at::kLong);
   Value* src = g.arg_type(3) == "Tensor" && !g.is_constant(3)
                    ? g.cast(g.input(3), dt)
@@ -164,8 +176,7 @@ Value* int_1d(SymbolicContext& g, size_t i) {
 
 // slice(self, dim, start, end, step): start/end may be None, out of range, or computed.
 TONNX_SYMBOLIC("aten::slice", 9, [](SymbolicContext& g) -> Outputs {
-  int64_t rank = g.rank(0);
-  int64_t dim = norm_dim(g, g.i(1), rank);
+  int64_t dim = arg_dim(g, 0, g.i(1));
   int64_t step = g.i(4);
   if (step <= 0) g.fail("slice step must be positive, got " + std::to_string(step));
   bool computed = (!g.is_none(2) && !g.is_constant(2)) || (!g.is_none(3) && !g.is_constant(3));
