@@ -11,6 +11,9 @@
 #include <sstream>
 #include <thread>
 
+#include <torch/csrc/jit/ir/irparser.h>
+
+#include "export/script_graph.h"
 #include "test_config.h"
 #include "test_util.h"
 #include "tonnx/backend.h"
@@ -369,6 +372,34 @@ TEST(TorchScript, InputsThatDoNotMatchForwardAreClearErrors) {
   EXPECT_NE(e.find("Expected 4-dimensional input"), std::string::npos) << e;
   EXPECT_EQ(e.find('\n'), std::string::npos) << "one line: " << e;
   EXPECT_FALSE(fs::exists(path));
+}
+
+// A failure while the prepared graph runs on the example inputs (to observe types) names the
+// node that failed, inside control flow too, and the graph is left as it was.
+TEST(TorchScript, ObservationFailureNamesTheNode) {
+  auto g = std::make_shared<torch::jit::Graph>();
+  torch::jit::parseIR(R"IR(
+graph(%x : Tensor, %y : Tensor, %c : bool):
+  %z : Tensor = aten::relu(%x)
+  %w : Tensor = prim::If(%c)
+    block0():
+      %m : Tensor = aten::mm(%z, %y)
+      -> (%m)
+    block1():
+      -> (%z)
+  return (%w))IR",
+                      g.get());
+  std::string before = g->toString();
+  std::vector<c10::IValue> in{torch::randn({3, 4}), torch::randn({5, 6}), true};
+  std::string e = error_of([&] { tonnx::detail::observe_types(g, in); });
+  EXPECT_NE(e.find("failed at aten::mm: RuntimeError: mat1 and mat2 shapes cannot be multiplied"),
+            std::string::npos)
+      << e;
+  EXPECT_EQ(g->toString(), before);
+  // The other branch runs and is observed.
+  in[2] = false;
+  tonnx::detail::observe_types(g, in);
+  EXPECT_NE(g->toString().find("Float(3, 4"), std::string::npos) << g->toString();
 }
 
 // The CLI: --inputs keeps dtypes (int64 tokens, bool masks), --test-data writes torch's

@@ -16,6 +16,14 @@ namespace jit = torch::jit;
 
 std::string first_line(const std::string& s) {
   std::string line = s.substr(0, s.find('\n'));
+  // The interpreter's "The following operation failed..." then a TorchScript traceback: the
+  // cause is the last line.
+  if (line.rfind("The following operation failed", 0) == 0) {
+    size_t end = s.find_last_not_of("\n ");
+    size_t start = end == std::string::npos ? std::string::npos : s.rfind('\n', end);
+    if (end != std::string::npos && start != std::string::npos)
+      line = s.substr(start + 1, end - start);
+  }
   return line.size() > 300 ? line.substr(0, 300) + "..." : line;
 }
 
@@ -129,7 +137,41 @@ struct Observed {
   }
 };
 
-bool is_tensor_type(const jit::Value* v) { return v->type()->cast<c10::TensorType>() != nullptr; }
+// " at OP (scope S, FILE:LINE)": the first real node after the one that produced `last_done`
+// (a block's input: the block's first node), skipping the observation probes.
+std::string failing_node(const std::shared_ptr<jit::Graph>& g, const jit::Value* last_done,
+                         const std::unordered_map<const jit::Node*, bool>& took) {
+  jit::Node* n = nullptr;
+  if (!last_done)
+    n = g->block()->nodes().front();
+  else if (last_done->node()->kind() == c10::prim::Param)
+    n = const_cast<jit::Node*>(last_done->node())->owningBlock()->nodes().front();
+  else
+    n = const_cast<jit::Node*>(last_done->node())->next();
+  auto skip_probes = [](jit::Node* m) {
+    while (m && m->kind() == c10::prim::profile_ivalue) m = m->next();
+    return m;
+  };
+  n = skip_probes(n);
+  // Into the branch an If took, when it failed before any value inside was seen.
+  while (n && n->kind() == c10::prim::If && took.count(n)) {
+    jit::Node* first = skip_probes(n->blocks()[took.at(n) ? 0 : 1]->nodes().front());
+    if (!first || first->kind() == c10::prim::Return) break;
+    n = first;
+  }
+  if (!n || n->kind() == c10::prim::Return) return "";
+  std::string s = std::string(" at ") + n->kind().toQualString();
+  std::string scope;
+  if (n->scope() && !n->scope()->isBlank()) scope = "scope " + n->scope()->namesFromRoot();
+  std::string line;
+  if (auto r = n->sourceRange().source(); r && r->filename()) {
+    line = *r->filename() + ":" +
+           std::to_string(r->starting_line_no() + r->lineno_for_offset(n->sourceRange().start()));
+  }
+  if (!scope.empty() || !line.empty())
+    s += " (" + scope + (scope.empty() || line.empty() ? "" : ", ") + line + ")";
+  return s;
+}
 }  // namespace
 
 // Runs the graph once on the example inputs with a profiling node after every tensor value,
@@ -141,14 +183,17 @@ std::vector<c10::IValue> observe_types(const std::shared_ptr<jit::Graph>& g,
                                        ObservedConditions* conditions) {
   std::unordered_map<const jit::Value*, Observed> seen;
   std::vector<jit::Node*> probes;
+  // The node whose outputs were seen last: if the run fails, the failing node follows it.
+  const jit::Value* last_done = nullptr;
   auto probe = [&](jit::Value* v, jit::Node* insert_before, jit::Block* block_start) {
-    if (!is_tensor_type(v)) return;
+    if (v->type()->kind() == c10::TypeKind::NoneType) return;
     auto* pn = new jit::ProfileIValueOp(g.get(), nullptr);
     jit::Value* out = pn->addOutput();
     out->setType(v->type());
     const jit::Value* key = v;
-    pn->setCallback([key, &seen](std::vector<c10::IValue>& stack) {
+    pn->setCallback([key, &seen, &last_done](std::vector<c10::IValue>& stack) {
       stack.pop_back();  // the frame id
+      last_done = key;
       const c10::IValue& t = stack.back();
       if (t.isTensor() && t.toTensor().defined()) seen[key].add(t.toTensor());
     });
@@ -161,17 +206,24 @@ std::vector<c10::IValue> observe_types(const std::shared_ptr<jit::Graph>& g,
     probes.push_back(pn);
   };
   // The value each If's condition took (bit 0: false, bit 1: true).
+  // The branch each If took last, to find a failing node inside it.
+  std::unordered_map<const jit::Node*, bool> took;
   auto probe_condition = [&](jit::Node* if_node) {
     jit::Value* v = if_node->input(0);
-    if (!conditions || v->node()->kind() == c10::prim::Constant) return;
+    // Keyed by the condition itself, not by the probe already placed after it.
+    const jit::Value* key = v;
+    if (v->node()->kind() == c10::prim::profile_ivalue) key = v->node()->input(0);
+    if (key->node()->kind() == c10::prim::Constant) return;
     auto* pn = new jit::ProfileIValueOp(g.get(), nullptr);
     jit::Value* out = pn->addOutput();
     out->setType(v->type());
-    const jit::Value* key = v;
-    pn->setCallback([key, conditions](std::vector<c10::IValue>& stack) {
+    const jit::Node* node = if_node;
+    pn->setCallback([key, node, conditions, &took](std::vector<c10::IValue>& stack) {
       stack.pop_back();  // the frame id
       const c10::IValue& b = stack.back();
-      if (b.isBool()) (*conditions)[key] |= b.toBool() ? 2 : 1;
+      if (!b.isBool()) return;
+      took[node] = b.toBool();
+      if (conditions) (*conditions)[key] |= b.toBool() ? 2 : 1;
     });
     pn->addInput(v);
     pn->insertBefore(if_node);
@@ -199,12 +251,15 @@ std::vector<c10::IValue> observe_types(const std::shared_ptr<jit::Graph>& g,
   } catch (const std::exception& e) {
     error = e.what();
   }
+  std::string failed_at;
+  if (!error.empty()) failed_at = failing_node(g, last_done, took);
   for (jit::Node* pn : probes) {
     pn->output()->replaceAllUsesWith(pn->input());
     pn->destroy();
   }
   if (!error.empty())
-    throw ExportError("running forward's graph on the example inputs failed: " + first_line(error));
+    throw ExportError("running forward's graph on the example inputs failed" + failed_at + ": " +
+                      first_line(error));
   for (auto& [v, o] : seen) const_cast<jit::Value*>(v)->setType(o.type());
   return stack;
 }

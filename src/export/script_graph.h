@@ -24,8 +24,9 @@ int fold_export_constants(torch::jit::Graph& g, torch::jit::Block* b);
 int drop_raising_branches(torch::jit::Block* b);
 // One prim::Uninitialized per output (the interpreter runs a multi-output one wrongly).
 void split_uninitialized(torch::jit::Graph& g, torch::jit::Block* b);
-// Runs the graph on `inputs` with a probe after every tensor value and sets each value's type
-// to what was seen; records the value of every If condition in `conditions`.
+// Runs the graph on `inputs` with a probe after every value and sets each tensor value's type
+// to what was seen; records the value of every If condition in `conditions`. A failure is an
+// ExportError naming the node that failed (the one after the last value seen).
 std::vector<c10::IValue> observe_types(const std::shared_ptr<torch::jit::Graph>& g,
                                        const std::vector<c10::IValue>& inputs,
                                        ObservedConditions* conditions = nullptr);
