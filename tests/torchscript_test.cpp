@@ -374,6 +374,59 @@ TEST(TorchScript, InputsThatDoNotMatchForwardAreClearErrors) {
   EXPECT_FALSE(fs::exists(path));
 }
 
+// Tuples and lists of tensors as forward's arguments: one graph input per tensor, in order
+// (scripted: List[Tensor] and Tuple[Tensor, Tensor]; traced: a tuple), in the C++ API and the
+// CLI's (a.pb,b.pb) and [a.pb,b.pb].
+TEST(TorchScript, TuplesAndListsOfTensorsAreFlattenedInputs) {
+  std::string dir = temp_dir("torchscript_structured_args");
+  torch::jit::Module m = load_torchscript(fixtures() + "/structured_args.pt");
+  std::vector<torch::Tensor> xs{torch::randn({4, 3}), torch::randn({2, 3}), torch::randn({5, 3})};
+  torch::Tensor a = torch::randn({2, 3}), b = torch::randn({2, 3});
+  c10::List<at::Tensor> list(xs);
+  std::vector<c10::IValue> args{list, c10::ivalue::Tuple::create({a, b})};
+  auto want = m.forward(args).toTuple();
+  ExportSummary s = export_model_args(m, args, dir + "/m.onnx");
+  ASSERT_EQ(s.inputs.size(), 5u);
+  EXPECT_EQ(s.inputs[0].type.shape->size(), 2u);
+  std::vector<torch::Tensor> run{xs[0], xs[1], xs[2], a, b};
+  auto got = backend::prepare(dir + "/m.onnx", "CPU").run(run);
+  ASSERT_EQ(got.size(), 2u);
+  expect_close(got[0], want->elements()[0].toTensor(), 1e-5, 1e-6, "y");
+  EXPECT_EQ(got[1].item<int64_t>(), 3);
+  TestDataSet sset;
+  sset.inputs = run;
+  sset.outputs = {want->elements()[0].toTensor(), torch::tensor(int64_t{3})};
+  write_test_data(dir + "/sdata", sset);
+  RunResult ort = run_ort(dir + "/m.onnx", dir + "/sdata");
+  EXPECT_EQ(ort.exit_code, 0) << ort.output;
+
+  // Traced with a tuple, through the CLI; ONNX Runtime reproduces torch on other values.
+  torch::jit::Module t = load_torchscript(fixtures() + "/tuple_input.pt");
+  TestDataSet set;
+  set.inputs = {torch::randn({2, 3}), torch::randn({2, 3})};
+  auto outs = t.forward({c10::ivalue::Tuple::create({set.inputs[0], set.inputs[1]})}).toTuple();
+  for (const auto& o : outs->elements()) set.outputs.push_back(o.toTensor());
+  write_test_data(dir + "/data", set);
+  std::string d = dir + "/data/test_data_set_0/";
+  RunResult r = run_command(binary_dir() + "/tonnx export " + fixtures() + "/tuple_input.pt -o " +
+                            dir + "/cli.onnx --inputs '(" + d + "input_0.pb," + d + "input_1.pb)'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto cli = backend::prepare(dir + "/cli.onnx", "CPU").run(set.inputs);
+  for (size_t k = 0; k < 2; ++k) expect_close(cli[k], set.outputs[k], 1e-5, 1e-6, "cli");
+  // The CLI's list form for the scripted module, and a tuple given where a list is expected.
+  r = run_command(binary_dir() + "/tonnx export " + fixtures() + "/structured_args.pt -o " + dir +
+                  "/cli2.onnx --inputs '[" + d + "input_0.pb," + d + "input_1.pb],(" + d +
+                  "input_0.pb," + d + "input_1.pb)'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = run_command(binary_dir() + "/tonnx export " + fixtures() + "/structured_args.pt -o " + dir +
+                  "/bad.onnx --inputs '(" + d + "input_0.pb),(" + d + "input_0.pb," + d +
+                  "input_1.pb)'");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("('xs') is Tuple[Tensor], but the module's"), std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fs::exists(dir + "/bad.onnx"));
+}
+
 // A failure while the prepared graph runs on the example inputs (to observe types) names the
 // node that failed, inside control flow too, and the graph is left as it was.
 TEST(TorchScript, ObservationFailureNamesTheNode) {

@@ -70,7 +70,9 @@ options:
   --inputs a.pb,b.pb           TorchScript: example inputs as ONNX TensorProto files
                                (dtypes and shapes kept: int64 tokens, bool masks...);
                                forward's other arguments as none, true/false, 3, 0.5 or
-                               [1,2] (constants of the export)
+                               [1,2] (constants of the export); tuples and lists of
+                               tensors as (a.pb,b.pb) and [a.pb,b.pb] (one graph input
+                               per tensor); quote the brackets for the shell
   --input-names a,b,...        names of the graph inputs, then of the parameters
   --output-names y,...         names of the graph outputs
   --opset N                    ONNX opset, 9 to 17 (default 17)

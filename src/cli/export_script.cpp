@@ -42,13 +42,15 @@ torch::Tensor read_input(const std::string& path) {
   }
 }
 
-// Splits at commas outside brackets: a.pb,[1,2],none -> a.pb | [1,2] | none.
+// Splits at commas outside brackets: a.pb,[1,2],(b.pb,c.pb),none -> a.pb | [1,2] | (b.pb,c.pb)
+// | none.
 std::vector<std::string> split_inputs(const std::string& s) {
   std::vector<std::string> out(1);
   int depth = 0;
   for (char c : s) {
-    if (c == '[') ++depth;
-    if (c == ']') --depth;
+    if (c == '[' || c == '(') ++depth;
+    if (c == ']' || c == ')') --depth;
+    if (depth < 0) throw UsageError("--inputs: unbalanced brackets in '" + s + "'");
     if (c == ',' && depth == 0) {
       out.emplace_back();
       continue;
@@ -59,8 +61,44 @@ std::vector<std::string> split_inputs(const std::string& s) {
   return out;
 }
 
+c10::IValue parse_input(const std::string& tok);
+
+// [..] of tensors, ints or floats: a list of that type; (..): a tuple of anything.
+c10::IValue parse_sequence(const std::string& tok) {
+  std::string body = tok.substr(1, tok.size() - 2);
+  std::vector<c10::IValue> items;
+  if (!body.empty())
+    for (const auto& e : split_inputs(body)) items.push_back(parse_input(e));
+  if (tok.front() == '(') return c10::ivalue::Tuple::create(std::move(items));
+  bool tensors = !items.empty(), ints = true, numbers = true;
+  for (const auto& v : items) {
+    tensors = tensors && v.isTensor();
+    ints = ints && v.isInt();
+    numbers = numbers && (v.isInt() || v.isDouble());
+  }
+  if (tensors) {
+    c10::List<at::Tensor> l;
+    for (const auto& v : items) l.push_back(v.toTensor());
+    return l;
+  }
+  if (ints) {
+    c10::List<int64_t> l;
+    for (const auto& v : items) l.push_back(v.toInt());
+    return l;
+  }
+  if (numbers) {
+    c10::List<double> l;
+    for (const auto& v : items)
+      l.push_back(v.isInt() ? static_cast<double>(v.toInt()) : v.toDouble());
+    return l;
+  }
+  throw UsageError("--inputs: " + tok +
+                   " mixes kinds of values; a [list] holds tensors (.pb files) or numbers, a "
+                   "(tuple) anything");
+}
+
 // One --inputs token: a TensorProto file, or a value for a non-tensor argument of forward:
-// none, true/false, an int, a float, or a bracketed list of numbers.
+// none, true/false, an int, a float, a bracketed list of numbers or tensors, or a tuple.
 c10::IValue parse_input(const std::string& tok) {
   if (tok == "none" || tok == "None") return c10::IValue();
   if (tok == "true" || tok == "True") return c10::IValue(true);
@@ -85,22 +123,19 @@ c10::IValue parse_input(const std::string& tok) {
   bool is_int = false;
   if (auto v = number(tok, &is_int))
     return is_int ? c10::IValue(static_cast<int64_t>(std::stoll(tok))) : c10::IValue(*v);
-  if (tok.size() >= 2 && tok.front() == '[' && tok.back() == ']') {
-    std::vector<int64_t> ints;
-    std::vector<double> doubles;
-    bool all_int = true;
-    std::string body = tok.substr(1, tok.size() - 2);
-    for (const auto& e : body.empty() ? std::vector<std::string>{} : split(body, ',')) {
-      bool ei = false;
-      auto v = number(e, &ei);
-      if (!v) throw UsageError("--inputs: '" + e + "' in " + tok + " is not a number");
-      all_int = all_int && ei;
-      doubles.push_back(*v);
-      if (ei) ints.push_back(std::stoll(e));
-    }
-    return all_int ? c10::IValue(ints) : c10::IValue(doubles);
-  }
+  if (tok.size() >= 2 &&
+      ((tok.front() == '[' && tok.back() == ']') || (tok.front() == '(' && tok.back() == ')')))
+    return parse_sequence(tok);
   return read_input(tok);
+}
+
+// The tensors of an argument, in order (tuples and lists flattened), as the graph's inputs.
+void tensors_of(const c10::IValue& v, std::vector<torch::Tensor>& out) {
+  if (v.isTensor()) out.push_back(v.toTensor());
+  if (v.isTuple())
+    for (const auto& e : v.toTupleRef().elements()) tensors_of(e, out);
+  if (v.isList())
+    for (const auto& e : v.toListRef()) tensors_of(e, out);
 }
 
 }  // namespace
@@ -127,7 +162,7 @@ int cmd_export_script(const Args& a) {
   if (auto v = a.get("--inputs")) {
     for (const auto& p : split_inputs(*v)) {
       args.push_back(parse_input(p));
-      if (args.back().isTensor()) inputs.push_back(args.back().toTensor());
+      tensors_of(args.back(), inputs);
     }
   } else {
     uint64_t seed = 0;

@@ -223,6 +223,58 @@ std::string signature(const c10::FunctionSchema& schema) {
   return sig + ")";
 }
 
+bool supported_input(const c10::IValue& v) {
+  if (v.isTensor() || v.isNone() || v.isInt() || v.isDouble() || v.isBool() || v.isString() ||
+      v.isIntList() || v.isDoubleList() || v.isBoolList())
+    return true;
+  if (v.isTensorList()) {
+    for (const at::Tensor& t : v.toTensorVector())
+      if (!t.defined()) return false;
+    return true;
+  }
+  if (v.isTuple()) {
+    for (const auto& e : v.toTupleRef().elements())
+      if (!supported_input(e)) return false;
+    return true;
+  }
+  return false;
+}
+
+bool has_tensor(const c10::IValue& v) {
+  if (v.isTensor()) return true;
+  if (v.isTensorList()) return !v.toTensorVector().empty();
+  if (v.isTuple())
+    for (const auto& e : v.toTupleRef().elements())
+      if (has_tensor(e)) return true;
+  return false;
+}
+
+// The graph's value for example argument `v`: a tensor is a new graph input at `pos` (then
+// pos + 1...); a tuple or list of tensors is built from new inputs, one per tensor in order
+// (torch.onnx flattens them the same way); anything else is a constant.
+jit::Value* structured_input(jit::Graph& g, const c10::IValue& v, size_t& pos,
+                             std::vector<torch::Tensor>& tensors) {
+  if (v.isTensor()) {
+    jit::Value* in = g.insertInput(pos++);
+    in->setType(c10::TensorType::create(v.toTensor()));
+    tensors.push_back(v.toTensor());
+    return in;
+  }
+  if (v.isTensorList()) {
+    std::vector<jit::Value*> items;
+    for (const at::Tensor& t : v.toTensorVector())
+      items.push_back(structured_input(g, t, pos, tensors));
+    return g.insertNode(g.createList(c10::TensorType::get(), items))->output();
+  }
+  if (v.isTuple()) {
+    std::vector<jit::Value*> items;
+    for (const auto& e : v.toTupleRef().elements())
+      items.push_back(structured_input(g, e, pos, tensors));
+    return g.insertNode(g.createTuple(items))->output();
+  }
+  return g.insertConstant(v);
+}
+
 // Inputs must match forward's signature: one value per argument after self, of its type.
 // Tensors become graph inputs; numbers, bools, strings, None and lists of numbers are
 // constants of the export (as torch.onnx does with non-tensor arguments).
@@ -246,11 +298,11 @@ void check_inputs(const c10::FunctionSchema& schema, const std::vector<c10::IVal
     if (!v.type()->isSubtypeOf(*a.type()))
       throw ExportError(which + " is " + v.type()->annotation_str() + ", but the module's " + sig +
                         " takes " + a.type()->annotation_str() + " there");
-    if (!v.isTensor() && !v.isNone() && !v.isInt() && !v.isDouble() && !v.isBool() &&
-        !v.isString() && !v.isIntList() && !v.isDoubleList() && !v.isBoolList())
+    if (!supported_input(v))
       throw ExportError(which + " is " + v.type()->annotation_str() +
-                        "; tonnx takes tensors as graph inputs and numbers, bools, strings, None "
-                        "and lists of numbers as constants of the export");
+                        "; tonnx takes tensors (alone or in tuples and lists) as graph inputs and "
+                        "numbers, bools, strings, None and lists of numbers as constants of the "
+                        "export");
   }
 }
 
@@ -276,10 +328,16 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::I
   auto forward = m.find_method("forward");
   if (!forward) throw ExportError("the TorchScript module has no forward method to export");
   check_inputs(forward->function().getSchema(), args_in);
-  // The tensors are the graph's inputs.
+  // The tensors, also those in tuples and lists, are the graph's inputs.
   std::vector<torch::Tensor> inputs;
-  for (const auto& v : args_in)
+  for (const auto& v : args_in) {
     if (v.isTensor()) inputs.push_back(v.toTensor());
+    if (!v.isTensor() && has_tensor(v)) {
+      std::vector<at::Tensor> flat;
+      flatten_ivalue(v, flat);
+      inputs.insert(inputs.end(), flat.begin(), flat.end());
+    }
+  }
 
   detail::TraceResult tr;
   tr.num_user_inputs = inputs.size();
@@ -309,7 +367,8 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::I
 
   std::shared_ptr<jit::Graph> g = forward->graph()->copy();
   jit::Inline(*g);
-  // Arguments with defaults that were not given, and the non-tensor ones, become constants.
+  // Arguments with defaults that were not given, and the non-tensor ones, become constants;
+  // tuples and lists of tensors, one graph input per tensor.
   for (size_t i = g->inputs().size() - 1; i >= 1; --i) {
     const auto& arg = forward->function().getSchema().arguments()[i];
     std::optional<c10::IValue> c;
@@ -319,7 +378,11 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::I
       c = args_in[i - 1];
     if (!c) continue;
     jit::WithInsertPoint guard(g->block()->nodes().front());
-    g->inputs()[i]->replaceAllUsesWith(g->insertConstant(*c));
+    size_t pos = i + 1;
+    std::vector<torch::Tensor> unused;
+    jit::Value* value =
+        has_tensor(*c) ? structured_input(*g, *c, pos, unused) : g->insertConstant(*c);
+    g->inputs()[i]->replaceAllUsesWith(value);
     g->eraseInput(i);
   }
 

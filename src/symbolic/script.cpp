@@ -38,7 +38,8 @@ TONNX_SYMBOLIC("aten::len", 9, [](SymbolicContext& g) -> Outputs {
     return g.op("Gather", {shape, g.constant(at::scalar_tensor(0, at::kLong))},
                 {{"axis", int64_t{0}}});
   }
-  if (g.arg_type(0) == "Tensor[]")
+  auto lt = g.node()->input(0)->type()->cast<c10::ListType>();
+  if (lt && lt->getElementType()->cast<c10::TensorType>())  // Tensor[] / List[Tensor]
     return g.constant(at::scalar_tensor(static_cast<int64_t>(g.inputs_list(0).size()), at::kLong));
   // int[] / float[]: a 1-D tensor (constant or computed, e.g. x.size()).
   Value* list = g.input(0);
@@ -47,12 +48,19 @@ TONNX_SYMBOLIC("aten::len", 9, [](SymbolicContext& g) -> Outputs {
               {{"axis", int64_t{0}}});
 });
 
-// list[i]: a Tensor[] with a constant index picks the element; an int[]/float[] (a 1-D
-// tensor here, e.g. x.size()) is gathered, so the index may be computed.
+// list[i]: a Tensor[] with a constant index picks the element, with a computed one (a loop
+// over the list) takes it from an ONNX sequence (opset 11); an int[]/float[] (a 1-D tensor
+// here, e.g. x.size()) is gathered, so the index may be computed.
 TONNX_SYMBOLIC("aten::__getitem__", 9, [](SymbolicContext& g) -> Outputs {
   auto lt = g.node()->input(0)->type()->cast<c10::ListType>();
   if (lt && lt->getElementType()->cast<c10::TensorType>()) {  // Tensor[] / List[Tensor]
     std::vector<Value*> items = g.inputs_list(0);
+    if (!g.is_constant(1)) {
+      if (g.opset() < 11) g.unsupported_below(11, "indexing a list of tensors at run time");
+      if (items.empty()) g.fail("indexing an empty list of tensors");
+      Value* seq = g.op("SequenceConstruct", items);
+      return g.op("SequenceAt", {seq, g.cast(g.input(1), at::kLong)});
+    }
     int64_t i = g.i(1);
     int64_t n = static_cast<int64_t>(items.size());
     if (i < -n || i >= n)
