@@ -125,6 +125,33 @@ TEST(BackendBadInput, RunTimeErrorsNameTheNode) {
   expect_error([&] { rep.run(std::vector<at::Tensor>{torch::ones({2, 3})}); }, "takes 2 input(s)");
 }
 
+// RoiAlign checks its data-dependent indices: a batch index outside X's batch, and as many
+// batch indices as rois.
+TEST(BackendBadInput, RoiAlignChecksBatchIndices) {
+  onnx::ModelProto m = one_node("RoiAlign", {"x", "rois", "batch"});
+  m.mutable_graph()->mutable_input(2)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::INT64);
+  tonnx::backend::Rep rep = prepare(m);
+  at::Tensor x = torch::randn({2, 1, 4, 4}), rois = torch::tensor({{0.f, 0.f, 2.f, 2.f}});
+  EXPECT_EQ(rep.run(std::vector<at::Tensor>{x, rois, torch::tensor({1L})})[0].sizes(),
+            (std::vector<int64_t>{1, 1, 1, 1}));
+  expect_error(
+      [&] {
+        rep.run(std::vector<at::Tensor>{x, rois, torch::tensor({2L})});
+      },
+      "roi 0 has batch index 2, out of range for a batch of 2");
+  expect_error(
+      [&] {
+        rep.run(std::vector<at::Tensor>{x, rois, torch::tensor({-1L})});
+      },
+      "batch index -1");
+  expect_error(
+      [&] {
+        rep.run(std::vector<at::Tensor>{x, rois, torch::tensor({0L, 1L})});
+      },
+      "there are 1 rois but 2 batch indices");
+}
+
 TEST(BackendValues, SequencesThroughRunValues) {
   onnx::ModelProto m = one_node("SequenceConstruct", {"a", "b"});
   auto* n2 = m.mutable_graph()->add_node();

@@ -220,6 +220,8 @@ std::string error_of(F f) {
     f();
   } catch (const ExportError& e) {
     return e.what();
+  } catch (const backend::BackendError& e) {
+    return e.what();
   }
   return "no error";
 }
@@ -289,10 +291,12 @@ TEST(TorchScript, TorchvisionOpsLoadWithTheirLibrary) {
     std::string path = temp_dir("torchvision_ops_" + std::to_string(opset)) + "/m.onnx";
     export_model(m, sets[0].inputs, path, opt);
     auto outs = backend::prepare(path, "CPU").run(sets[0].inputs);
-    ASSERT_EQ(outs.size(), 2u);
+    ASSERT_EQ(outs.size(), 3u);
     EXPECT_TRUE(at::equal(outs[0], sets[0].outputs[0])) << outs[0] << sets[0].outputs[0];
     expect_close(outs[1], sets[0].outputs[1], 1e-4, 1e-5,
                  "roi_align, opset " + std::to_string(opset));
+    // roi_pool (MaxRoiPool) picks elements: exact.
+    EXPECT_TRUE(at::equal(outs[2], sets[0].outputs[2])) << outs[2] << sets[0].outputs[2];
     RunResult r = run_ort(path, data, 1e-4, 1e-5);
     EXPECT_EQ(r.exit_code, 0) << "opset " << opset << ": ONNX Runtime disagrees:\n" << r.output;
   }
@@ -372,6 +376,53 @@ TEST(TorchScript, InputsThatDoNotMatchForwardAreClearErrors) {
   EXPECT_NE(e.find("Expected 4-dimensional input"), std::string::npos) << e;
   EXPECT_EQ(e.find('\n'), std::string::npos) << "one line: " << e;
   EXPECT_FALSE(fs::exists(path));
+}
+
+// torchvision::roi_pool traced from C++ through the dispatcher: MaxRoiPool on tonnx's backend
+// and ONNX Runtime against torchvision's kernel, with a box partly and one wholly outside the
+// map (empty bins are 0), a box smaller than a cell, a NaN in the features, several images, and
+// no boxes at all; a batch index out of range is an error naming the node.
+TEST(TorchScript, RoiPoolMatchesTorchvision) {
+  std::string lib;
+  std::ifstream(fixtures() + "/torchvision_lib.txt") >> lib;
+  load_library(lib);
+  auto op = c10::Dispatcher::singleton()
+                .findSchemaOrThrow("torchvision::roi_pool", "")
+                .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&,
+                                                          double, int64_t, int64_t)>();
+  auto f = [&](torch::Tensor x, torch::Tensor rois) {
+    return std::get<0>(op.call(x, rois, 0.5, 3, 2));
+  };
+  torch::Tensor x = torch::randn({2, 3, 10, 12});
+  torch::Tensor rois = torch::tensor({{0.f, 1.f, 2.f, 15.f, 11.f},
+                                      {1.f, 6.f, 4.f, 14.f, 16.f},
+                                      {1.f, -8.f, -6.f, 30.f, 4.f},
+                                      {0.f, 40.f, 40.f, 60.f, 50.f},
+                                      {1.f, 9.2f, 9.3f, 9.4f, 9.5f}});
+  std::string path = expect_fn_matches(f, {x, rois}, 17, "roi_pool");
+  EXPECT_EQ(op_types(path), std::vector<std::string>{"MaxRoiPool"});
+  // Any number of boxes, none included.
+  ExportOptions opt;
+  opt.dynamic_axes["input_1"] = {{0, "boxes"}};
+  export_traceable(make_traceable_fn(f), {x, rois}, path, opt);
+  auto rep = backend::prepare(path, "CPU");
+  auto none = rep.run({x, torch::zeros({0, 5})});
+  EXPECT_EQ(none[0].sizes(), (std::vector<int64_t>{0, 3, 3, 2}));
+  // NaN is skipped, as torchvision does (ONNX Runtime propagates it, so only tonnx here).
+  x[1][2][4][5] = NAN;
+  EXPECT_TRUE(at::equal(rep.run({x, rois})[0], f(x, rois)));
+  torch::Tensor bad = rois.clone();
+  bad[2][0] = 2;
+  std::string e = error_of([&] { rep.run({x, bad}); });
+  EXPECT_NE(e.find("MaxRoiPool"), std::string::npos) << e;
+  EXPECT_NE(e.find("roi 2 has batch index 2, out of range for a batch of 2"), std::string::npos)
+      << e;
+  try {  // refused before the kernel, by the input's declared shape
+    rep.run({x, torch::zeros({3, 4})});
+    ADD_FAILURE() << "rois of 4 columns ran";
+  } catch (const std::exception& ex) {
+    EXPECT_NE(std::string(ex.what()).find("dim 1 must be 5"), std::string::npos) << ex.what();
+  }
 }
 
 // Tuples and lists of tensors as forward's arguments: one graph input per tensor, in order

@@ -1,6 +1,7 @@
 // torchvision's custom ops (a .pt that uses torchvision.ops loads once its library is loaded:
-// tonnx export --load-library, tonnx::load_library): nms and roi_align, as torchvision
-// registers them for torch.onnx.
+// tonnx export --load-library, tonnx::load_library): nms, roi_align and roi_pool, as
+// torchvision registers them for torch.onnx. ps_roi_align and ps_roi_pool have no ONNX form
+// (torchvision registers none): they stay missing symbolics, named with their scopes.
 #include "symbolic/helpers.h"
 
 namespace tonnx::sym {
@@ -47,6 +48,21 @@ TONNX_SYMBOLIC("torchvision::roi_align", 10,
                    boxes = g.op("Sub", {boxes, g.constant_scalar(0.5 / scale, dt)});
                  }
                  return g.op("RoiAlign", {x, boxes, batch}, attrs);
+               });
+
+// roi_pool(input, rois [K, 5], spatial_scale, pooled_height, pooled_width) -> (output,
+// argmax): MaxRoiPool, whose rounding of box corners and bins is torchvision's. The argmax
+// (for the backward pass) has no ONNX form; using it fails the export.
+TONNX_SYMBOLIC("torchvision::roi_pool", 9,
+               [](SymbolicContext& g, Value* x, Value* rois, double scale, int64_t ph,
+                  int64_t pw) -> Outputs {
+                 if (ph <= 0 || pw <= 0)
+                   g.fail("output_size must be positive, got (" + std::to_string(ph) + ", " +
+                          std::to_string(pw) + ")");
+                 Value* r = g.cast(rois, g.scalar_type(0));
+                 return {g.op("MaxRoiPool", {x, r},
+                              {{"pooled_shape", ir::Ints{ph, pw}}, {"spatial_scale", scale}}),
+                         nullptr};
                });
 
 }  // namespace

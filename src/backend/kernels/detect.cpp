@@ -1,4 +1,5 @@
-// Sampling and detection kernels: GridSample, MaxUnpool, NonMaxSuppression, RoiAlign, and
+// Sampling and detection kernels: GridSample, MaxUnpool, NonMaxSuppression, RoiAlign,
+// MaxRoiPool, and
 // the random ops (Bernoulli, RandomUniformLike), which draw from LibTorch's generator.
 #include "backend/kernels/kernel.h"
 
@@ -101,6 +102,86 @@ TONNX_KERNEL("NonMaxSuppression", 10, kAnyOpset, [](const KernelSpec& s) -> Kern
   };
 });
 
+// X must be [N, C, H, W] and rois [R, cols]; each batch index in [0, N). Fails naming the node.
+void check_rois(const ir::Node& n, const at::Tensor& x, const at::Tensor& rois, int64_t cols,
+                const std::vector<int64_t>& batch) {
+  if (x.dim() != 4)
+    kernel_fail(n, "input X must be 4-D [N, C, H, W], got " + std::to_string(x.dim()) + "-D");
+  if (rois.dim() != 2 || rois.size(1) != cols)
+    kernel_fail(
+        n, "rois must be [num_rois, " + std::to_string(cols) + "], got " + c10::str(rois.sizes()));
+  if (static_cast<int64_t>(batch.size()) != rois.size(0))
+    kernel_fail(n, "there are " + std::to_string(rois.size(0)) + " rois but " +
+                       std::to_string(batch.size()) + " batch indices");
+  for (size_t r = 0; r < batch.size(); ++r)
+    if (batch[r] < 0 || batch[r] >= x.size(0))
+      kernel_fail(n, "roi " + std::to_string(r) + " has batch index " + std::to_string(batch[r]) +
+                         ", out of range for a batch of " + std::to_string(x.size(0)));
+}
+
+// MaxRoiPool (Caffe2's and torchvision's RoIPool): box corners rounded to the feature grid,
+// each of the pooled_shape bins the maximum of its cells, 0 for an empty bin.
+TONNX_KERNEL("MaxRoiPool", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
+  const ir::Node& n = s.node;
+  if (!n.has_attr("pooled_shape")) kernel_fail(n, "the pooled_shape attribute is required");
+  std::vector<int64_t> shape = n.attr_ints("pooled_shape");
+  if (shape.size() != 2 || shape[0] <= 0 || shape[1] <= 0)
+    kernel_fail(n, "pooled_shape must be two positive ints, got " + c10::str(shape));
+  int64_t oh = shape[0], ow = shape[1];
+  double scale = n.attr_f("spatial_scale", 1.0f);
+  return [&n, oh, ow, scale](const Tensors& in) -> Tensors {
+    at::Tensor x = in.at(0).contiguous();
+    at::Tensor rois = in.at(1).to(at::kDouble).contiguous();
+    if (rois.dim() != 2 || rois.size(1) != 5)
+      kernel_fail(n, "rois must be [num_rois, 5], got " + c10::str(rois.sizes()));
+    std::vector<int64_t> batch;
+    auto Rr = rois.accessor<double, 2>();
+    for (int64_t r = 0; r < rois.size(0); ++r) {
+      double b = Rr[r][0];
+      if (!(b >= 0 && b < 9.0e18))
+        kernel_fail(n, "roi " + std::to_string(r) + " has batch " + "index " + std::to_string(b));
+      batch.push_back(static_cast<int64_t>(b));
+    }
+    check_rois(n, x, rois, 5, batch);
+    int64_t R = rois.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
+    at::Tensor y = at::zeros({R, C, oh, ow}, x.options());
+    AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "MaxRoiPool", [&] {
+      auto X = x.accessor<scalar_t, 4>();
+      auto Y = y.accessor<scalar_t, 4>();
+      for (int64_t r = 0; r < R; ++r) {
+        // Corners as torchvision rounds them; absurd ones are clamped first (no overflow in
+        // the casts), far beyond where the result changes.
+        auto corner = [&](double v) {
+          return static_cast<int64_t>(std::round(std::clamp(v * scale, -1e15, 1e15)));
+        };
+        int64_t x1 = corner(Rr[r][1]), y1 = corner(Rr[r][2]);
+        int64_t x2 = corner(Rr[r][3]), y2 = corner(Rr[r][4]);
+        double bh = static_cast<double>(std::max<int64_t>(y2 - y1 + 1, 1)) / oh;
+        double bw = static_cast<double>(std::max<int64_t>(x2 - x1 + 1, 1)) / ow;
+        for (int64_t ph = 0; ph < oh; ++ph)
+          for (int64_t pw = 0; pw < ow; ++pw) {
+            int64_t hs = std::clamp<int64_t>(static_cast<int64_t>(std::floor(ph * bh)) + y1, 0, H);
+            int64_t he =
+                std::clamp<int64_t>(static_cast<int64_t>(std::ceil((ph + 1) * bh)) + y1, 0, H);
+            int64_t ws = std::clamp<int64_t>(static_cast<int64_t>(std::floor(pw * bw)) + x1, 0, W);
+            int64_t we =
+                std::clamp<int64_t>(static_cast<int64_t>(std::ceil((pw + 1) * bw)) + x1, 0, W);
+            if (he <= hs || we <= ws) continue;  // an empty bin stays 0
+            for (int64_t c = 0; c < C; ++c) {
+              // As torchvision and ONNX Runtime: NaN never compares greater, so it is skipped.
+              auto m = static_cast<scalar_t>(-std::numeric_limits<float>::max());
+              for (int64_t i = hs; i < he; ++i)
+                for (int64_t j = ws; j < we; ++j)
+                  if (X[batch[r]][c][i][j] > m) m = X[batch[r]][c][i][j];
+              Y[r][c][ph][pw] = m;
+            }
+          }
+      }
+    });
+    return {y};
+  };
+});
+
 TONNX_KERNEL("RoiAlign", 10, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   bool avg = n.attr_s("mode", "avg") == "avg";
@@ -111,10 +192,14 @@ TONNX_KERNEL("RoiAlign", 10, kAnyOpset, [](const KernelSpec& s) -> Kernel {
       s.opset >= 16 && n.attr_s("coordinate_transformation_mode", "half_pixel") == "half_pixel"
           ? 0.5
           : 0.0;
-  return [avg, oh, ow, ratio, scale, offset](const Tensors& in) -> Tensors {
+  if (oh <= 0 || ow <= 0)
+    kernel_fail(n, "output_height and output_width must be positive, got " + std::to_string(oh) +
+                       " and " + std::to_string(ow));
+  return [&n, avg, oh, ow, ratio, scale, offset](const Tensors& in) -> Tensors {
     at::Tensor x = in.at(0).to(at::kDouble).contiguous();
     at::Tensor rois = in.at(1).to(at::kDouble).contiguous();
-    std::vector<int64_t> bidx = to_int_vector(in.at(2));
+    std::vector<int64_t> bidx = to_int_vector(in.at(2).reshape({-1}));
+    check_rois(n, x, rois, 4, bidx);
     int64_t R = rois.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
     at::Tensor y = at::zeros({R, C, oh, ow}, at::kDouble);
     auto X = x.accessor<double, 4>();
