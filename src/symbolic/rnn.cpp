@@ -132,18 +132,31 @@ TONNX_SYMBOLIC("aten::_pack_padded_sequence", 9,
                });
 
 // _pad_packed_sequence(data, batch_sizes, batch_first, padding_value, total_length) ->
-// (output, lengths): the padded output cut to the longest sequence, steps past each length
-// set to padding_value (the recurrent ops leave zeros there).
+// (output, lengths): the padded output cut to the longest sequence (or cut or padded to
+// total_length), steps past each length set to padding_value (the recurrent ops leave zeros
+// there). torch refuses a total_length below the longest sequence; at run time ONNX cannot
+// refuse, so such lengths are cut (torch.onnx ignores total_length altogether).
 TONNX_SYMBOLIC("aten::_pad_packed_sequence", 11, [](SymbolicContext& g) -> Outputs {
   Value* y = g.input(0);
   Value* lengths = g.cast(g.input(1), at::kLong);
   bool batch_first = g.b(2);
   double pad = g.f(3);
-  if (g.is_constant(4))
-    g.fail("pad_packed_sequence with total_length is not supported yet; pad the result instead");
   at::ScalarType dt = g.scalar_type(0);
   Value* longest = reduce(g, "ReduceMax", lengths, std::vector<int64_t>{0}, true);  // [1]
-  y = g.op("Slice", {y, g.constant_ints({0}), longest, g.constant_ints({0})});
+  if (g.is_constant(4)) {
+    int64_t total = g.i(4);
+    if (total < 0) g.fail("total_length must not be negative, got " + std::to_string(total));
+    longest = g.constant_ints({total});
+    y = g.op("Slice", {y, g.constant_ints({0}), longest, g.constant_ints({0})});
+    // Steps past the input's own length: [0, total - T] along time, padding_value.
+    Value* steps = g.op("Slice", {g.op("Shape", {y}), g.constant_ints({0}), g.constant_ints({1})});
+    Value* more = g.op("Sub", {longest, steps});
+    Value* zero = g.constant_ints({0});
+    Value* pads = g.op("Concat", {zero, zero, zero, more, zero, zero}, {{"axis", int64_t{0}}});
+    y = g.op("Pad", {y, pads, g.constant_scalar(pad, dt)});
+  } else {
+    y = g.op("Slice", {y, g.constant_ints({0}), longest, g.constant_ints({0})});
+  }
   if (pad != 0.0) {
     Value* t = g.op("Range", {g.constant(at::scalar_tensor(0, at::kLong)), squeeze(g, longest, {0}),
                               g.constant(at::scalar_tensor(1, at::kLong))});
