@@ -164,7 +164,7 @@ def forward(self, x, y):
         out = out + 1
     if (pos & neg) | (neg & pos):
         out = out * 2
-    out = out + torch.full([3, 4], x.mean())
+    out = out + torch.full([s[0], 4], x.mean())
     z: Optional[Tensor] = y
     if z is not None:
         out = out + z

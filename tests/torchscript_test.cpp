@@ -150,7 +150,10 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"encoder_fastpath_relu_postnorm", 17, {{"input", {0, 1}}}, 1e-3, 1e-4, 2},
         // Sizes computed at run time.
         Case{"pos_slice", 17, {{"input", {0, 1}}}, 1e-3, 1e-5, 2},
-        Case{"pos_slice", 13, {{"input", {0, 1}}}, 1e-3, 1e-5, 2}),
+        Case{"pos_slice", 13, {{"input", {0, 1}}}, 1e-3, 1e-5, 2},
+        Case{"runtime_sizes", 17, {{"input", {0, 1, 2}}}, 1e-3, 1e-5, 2},
+        Case{"gpt_decoder", 17, {{"input", {0, 1}}}, 1e-3, 1e-4, 2},
+        Case{"runtime_sizes", 13, {{"input", {0, 1, 2}}}, 1e-3, 1e-5, 2}),
     [](const ::testing::TestParamInfo<Case>& info) {
       return info.param.name + "_opset" + std::to_string(info.param.opset);
     });
@@ -476,6 +479,22 @@ TEST(TorchScript, TuplesAndListsOfTensorsAreFlattenedInputs) {
   EXPECT_NE(r.output.find("('xs') is Tuple[Tensor], but the module's"), std::string::npos)
       << r.output;
   EXPECT_FALSE(fs::exists(dir + "/bad.onnx"));
+}
+
+// Dynamic axes on a module that runs only at its traced size: the export says so, naming the
+// failing op, instead of writing a model that is right at one size.
+TEST(TorchScript, DynamicAxesTheModuleCannotRunAtAreAnError) {
+  torch::jit::Module m = load_torchscript(fixtures() + "/fixed_split.pt");
+  ExportOptions opt;
+  opt.dynamic_axes["input"] = {{1, "n"}};
+  std::string path = temp_dir("torchscript_fixed_split") + "/m.onnx";
+  std::string e = error_of([&] { export_model(m, {torch::randn({2, 6})}, path, opt); });
+  EXPECT_NE(e.find("could not run at other sizes of its dynamic axes"), std::string::npos) << e;
+  EXPECT_NE(e.find("prim::ListUnpack"), std::string::npos) << e;
+  EXPECT_FALSE(fs::exists(path));
+  // Without dynamic axes it exports.
+  export_model(m, {torch::randn({2, 6})}, path);
+  EXPECT_TRUE(fs::exists(path));
 }
 
 // A failure while the prepared graph runs on the example inputs (to observe types) names the

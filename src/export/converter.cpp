@@ -8,7 +8,6 @@
 #include <set>
 #include <sstream>
 
-
 namespace tonnx::detail {
 namespace jit = torch::jit;
 

@@ -174,6 +174,13 @@ std::string failing_node(const std::shared_ptr<jit::Graph>& g, const jit::Value*
 }
 }  // namespace
 
+namespace {
+void observe_runs(const std::shared_ptr<jit::Graph>& g,
+                  const std::vector<std::vector<c10::IValue>>& input_sets,
+                  ObservedConditions* conditions, const std::string& what_if_later_fails,
+                  std::vector<c10::IValue>* first_outputs);
+}  // namespace
+
 // Runs the graph once on the example inputs with a profiling node after every tensor value,
 // then sets each value's type to what was observed (sizes that varied between loop
 // iterations become unknown). Values on paths the inputs did not take get dtypes from a
@@ -181,6 +188,22 @@ std::string failing_node(const std::shared_ptr<jit::Graph>& g, const jit::Value*
 std::vector<c10::IValue> observe_types(const std::shared_ptr<jit::Graph>& g,
                                        const std::vector<c10::IValue>& inputs,
                                        ObservedConditions* conditions) {
+  std::vector<c10::IValue> out;
+  observe_runs(g, {inputs}, conditions, "", &out);
+  return out;
+}
+
+void observe_types(const std::shared_ptr<jit::Graph>& g,
+                   const std::vector<std::vector<c10::IValue>>& input_sets,
+                   ObservedConditions* conditions, const std::string& what_if_later_fails) {
+  observe_runs(g, input_sets, conditions, what_if_later_fails, nullptr);
+}
+
+namespace {
+void observe_runs(const std::shared_ptr<jit::Graph>& g,
+                  const std::vector<std::vector<c10::IValue>>& input_sets,
+                  ObservedConditions* conditions, const std::string& what_if_later_fails,
+                  std::vector<c10::IValue>* first_outputs) {
   std::unordered_map<const jit::Value*, Observed> seen;
   std::vector<jit::Node*> probes;
   // The node whose outputs were seen last: if the run fails, the failing node follows it.
@@ -242,27 +265,35 @@ std::vector<c10::IValue> observe_types(const std::shared_ptr<jit::Graph>& g,
     }
   };
   instrument(g->block());
-  std::vector<c10::IValue> stack = inputs;
-  std::string error;
-  try {
+  std::string error, failed_at;
+  size_t failed_run = 0;
+  {
     jit::Code code(g, "forward");
-    jit::InterpreterState state(code);
-    state.run(stack);
-  } catch (const std::exception& e) {
-    error = e.what();
+    for (size_t k = 0; k < input_sets.size() && error.empty(); ++k) {
+      std::vector<c10::IValue> stack = input_sets[k];
+      last_done = nullptr;
+      try {
+        jit::InterpreterState state(code);
+        state.run(stack);
+      } catch (const std::exception& e) {
+        error = e.what();
+        failed_run = k;
+        failed_at = failing_node(g, last_done, took);
+      }
+      if (k == 0 && first_outputs) *first_outputs = stack;
+    }
   }
-  std::string failed_at;
-  if (!error.empty()) failed_at = failing_node(g, last_done, took);
   for (jit::Node* pn : probes) {
     pn->output()->replaceAllUsesWith(pn->input());
     pn->destroy();
   }
   if (!error.empty())
-    throw ExportError("running forward's graph on the example inputs failed" + failed_at + ": " +
+    throw ExportError((failed_run > 0 ? what_if_later_fails : std::string()) +
+                      "running forward's graph on the example inputs failed" + failed_at + ": " +
                       first_line(error));
   for (auto& [v, o] : seen) const_cast<jit::Value*>(v)->setType(o.type());
-  return stack;
 }
+}  // namespace
 
 namespace {
 // Ops whose result's sizes depend on the values of their inputs (how many are nonzero, how

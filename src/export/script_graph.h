@@ -30,6 +30,12 @@ void split_uninitialized(torch::jit::Graph& g, torch::jit::Block* b);
 std::vector<c10::IValue> observe_types(const std::shared_ptr<torch::jit::Graph>& g,
                                        const std::vector<c10::IValue>& inputs,
                                        ObservedConditions* conditions = nullptr);
+// The same over several sets of inputs (the example, then the example at other sizes of its
+// dynamic axes): a size that differs between runs is unknown; `what_if_later_fails` prefixes
+// the error of a run after the first.
+void observe_types(const std::shared_ptr<torch::jit::Graph>& g,
+                   const std::vector<std::vector<c10::IValue>>& input_sets,
+                   ObservedConditions* conditions, const std::string& what_if_later_fails);
 // Results whose sizes depend on data, and what is computed from them, lose their observed
 // sizes; they are collected in `shaped`.
 void forget_data_shapes(torch::jit::Block* b, std::unordered_set<const torch::jit::Value*>& shaped);

@@ -24,6 +24,7 @@
 #include "export/pipeline.h"
 #include "export/script_graph.h"
 #include "export/specialize.h"
+#include "export/trace.h"
 
 namespace tonnx {
 namespace fs = std::filesystem;
@@ -424,6 +425,7 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::I
   jit::EliminateDeadCode(g);
 
   std::vector<c10::IValue> run_inputs;
+  std::vector<size_t> written_params;  // indices into run_inputs
   for (const auto& t : inputs) run_inputs.emplace_back(t.clone());
   // Parameters the graph writes into (a buffer updated in place) run on copies: the exported
   // initializers keep the module's values.
@@ -437,11 +439,50 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::I
     }
     at::Tensor t = params[i].tensor.detach();
     run_inputs.emplace_back(written ? t.clone() : t);
+    if (written) written_params.push_back(inputs.size() + i);
   }
+  // With dynamic axes, the graph also runs with those axes at other sizes (as the C++
+  // frontend traces again): sizes that follow them become unknown, so no symbolic freezes
+  // them. Doubled first (a net that needs sizes divisible by 32 keeps working), else each grown
+  // by one or more (a positional table may cap a length); the export fails if neither runs.
+  std::vector<detail::DynamicDim> dims =
+      detail::dynamic_dims(inputs, o.dynamic_axes, o.input_names);
+  std::vector<std::vector<detail::DynamicDim>> candidates;
+  if (!dims.empty()) {
+    std::vector<detail::DynamicDim> doubled = dims;
+    for (auto& d : doubled) d.size_b = std::max(2 * d.size_a, d.size_a + 1);
+    candidates = {doubled, dims};
+  }
+  auto grown_set = [&](const std::vector<detail::DynamicDim>& ds) {
+    std::vector<c10::IValue> grown = run_inputs;
+    auto g_in = detail::grown_inputs(inputs, ds, &detail::DynamicDim::size_b);
+    for (size_t i = 0; i < g_in.size(); ++i) grown[i] = g_in[i].clone();
+    for (size_t i : written_params) grown[i] = params[i - inputs.size()].tensor.detach().clone();
+    return grown;
+  };
   detail::ObservedConditions conditions;
   {
     torch::NoGradGuard no_grad;
-    detail::observe_types(g, run_inputs, &conditions);
+    if (candidates.empty()) detail::observe_types(g, run_inputs, &conditions);
+    std::string errors;
+    for (size_t k = 0; k < candidates.size(); ++k) {
+      detail::ObservedConditions seen;
+      try {
+        detail::observe_types(g, {run_inputs, grown_set(candidates[k])}, &seen,
+                              k == 0 ? "with the dynamic axes doubled, "
+                                     : "with the dynamic axes grown by one or more, ");
+        conditions = std::move(seen);
+        errors.clear();
+        break;
+      } catch (const ExportError& e) {
+        errors += std::string(errors.empty() ? "" : "; ") + e.what();
+      }
+    }
+    if (!errors.empty())
+      throw ExportError(
+          "dynamic_axes: the module could not run at other sizes of its dynamic axes, so which "
+          "sizes follow them is unknown (" +
+          errors + "); export with the axes that may vary, at sizes where forward works");
   }
   std::unordered_set<const jit::Value*> data_shaped;
   detail::forget_data_shapes(g->block(), data_shaped);

@@ -246,11 +246,10 @@ torch::Tensor grow(const torch::Tensor& t, int64_t axis, int64_t size) {
 }
 }  // namespace
 
-TraceResult trace(const Traceable& model, const std::vector<torch::Tensor>& args, TrainingMode mode,
-                  const std::map<std::string, std::map<int64_t, std::string>>& dynamic_axes,
-                  const std::vector<std::string>& input_names) {
-  TraceResult a = trace_once(model, args, mode);
-  // Which input axes are dynamic, grouped by symbol.
+std::vector<DynamicDim> dynamic_dims(
+    const std::vector<torch::Tensor>& args,
+    const std::map<std::string, std::map<int64_t, std::string>>& dynamic_axes,
+    const std::vector<std::string>& input_names) {
   std::vector<DynamicDim> dims;
   for (size_t i = 0; i < args.size(); ++i) {
     std::string name = i < input_names.size() ? input_names[i] : default_input_name(i, args.size());
@@ -275,20 +274,34 @@ TraceResult trace(const Traceable& model, const std::vector<torch::Tensor>& args
       d->uses.push_back({i, *axis});
     }
   }
-  if (dims.empty()) return a;
-  // Two more traces: each symbol grows by a different amount, and by amounts that are not
-  // proportional between the two, so that one explanation fits all three sets of sizes.
   const int64_t n = static_cast<int64_t>(dims.size());
   for (int64_t k = 0; k < n; ++k) {
     dims[k].size_b = dims[k].size_a + k + 1;
     dims[k].size_c = dims[k].size_a + n - k + 2;
   }
+  return dims;
+}
+
+std::vector<torch::Tensor> grown_inputs(const std::vector<torch::Tensor>& args,
+                                        const std::vector<DynamicDim>& dims,
+                                        int64_t DynamicDim::*size) {
+  std::vector<torch::Tensor> grown = args;
+  for (const auto& d : dims)
+    for (const auto& [i, axis] : d.uses) grown[i] = grow(grown[i], axis, d.*size);
+  return grown;
+}
+
+TraceResult trace(const Traceable& model, const std::vector<torch::Tensor>& args, TrainingMode mode,
+                  const std::map<std::string, std::map<int64_t, std::string>>& dynamic_axes,
+                  const std::vector<std::string>& input_names) {
+  TraceResult a = trace_once(model, args, mode);
+  // Which input axes are dynamic, grouped by symbol; two more traces at other sizes, so that
+  // one explanation fits all three sets of sizes.
+  std::vector<DynamicDim> dims = dynamic_dims(args, dynamic_axes, input_names);
+  if (dims.empty()) return a;
   auto trace_grown = [&](int64_t DynamicDim::*size) {
-    std::vector<torch::Tensor> grown = args;
-    for (const auto& d : dims)
-      for (const auto& [i, axis] : d.uses) grown[i] = grow(grown[i], axis, d.*size);
     try {
-      return trace_once(model, grown, mode);
+      return trace_once(model, grown_inputs(args, dims, size), mode);
     } catch (const ExportError& e) {
       throw ExportError(
           std::string("dynamic_axes: the model could not be traced again at other sizes of "

@@ -27,6 +27,19 @@ struct DynamicDim {
   std::vector<std::pair<size_t, int64_t>> uses;  // (user input index, axis)
   int64_t size_a = 0, size_b = 0, size_c = 0;
 };
+// The dynamic axes of the user inputs `args` grouped by symbol, with size_b and size_c set to
+// other sizes: each symbol grows by a different amount, and by amounts that are not
+// proportional between b and c. Fails naming an axis out of range or a symbol whose sizes
+// disagree between inputs.
+std::vector<DynamicDim> dynamic_dims(
+    const std::vector<torch::Tensor>& args,
+    const std::map<std::string, std::map<int64_t, std::string>>& dynamic_axes,
+    const std::vector<std::string>& input_names);
+// `args` with every dynamic dim grown to its size `size` (&DynamicDim::size_b or size_c), by
+// repeating leading slices: values stay in the input's own domain (token ids stay valid ids).
+std::vector<torch::Tensor> grown_inputs(const std::vector<torch::Tensor>& args,
+                                        const std::vector<DynamicDim>& dims,
+                                        int64_t DynamicDim::*size);
 // Rewrites `a` so that constants that differ between traces a, b and c (taken at other sizes
 // of the dynamic axes) are computed from the inputs' shapes. An explanation found from a and b
 // must also give c's value: two traces alone cannot tell seq + 1 from 2 * batch + 2.

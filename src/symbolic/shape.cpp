@@ -123,18 +123,26 @@ TONNX_SYMBOLIC("aten::unsqueeze", 9, [](SymbolicContext& g, Value* x, int64_t di
 });
 
 // squeeze(self[, dim]): only dims of size 1 are removed; a dim of another size is a no-op.
+// A dim whose size varies (dynamic axes) would make the result's rank vary: refused, naming it.
 TONNX_SYMBOLIC("aten::squeeze", 9, [](SymbolicContext& g) -> Outputs {
   Value* x = g.input(0);
-  std::vector<int64_t> sizes = g.sizes(0);
-  int64_t rank = static_cast<int64_t>(sizes.size());
+  int64_t rank = g.rank(0);
+  const auto& shape = *g.type(0)->shape;
+  auto size_of = [&](int64_t d) {
+    if (!shape[d].value)
+      g.fail("squeeze of dim " + std::to_string(d) +
+             ", whose size varies (it follows a dynamic axis or the data): the result's rank "
+             "would depend on it; squeeze a dim of fixed size, or index it (x[0]) instead");
+    return *shape[d].value;
+  };
   std::vector<int64_t> axes;
   if (g.num_inputs() == 1) {
     for (int64_t i = 0; i < rank; ++i)
-      if (sizes[i] == 1) axes.push_back(i);
+      if (size_of(i) == 1) axes.push_back(i);
   } else {
     for (int64_t d : g.ints(1)) {
       d = norm_dim(g, d, rank);
-      if (sizes[d] == 1) axes.push_back(d);
+      if (size_of(d) == 1) axes.push_back(d);
     }
   }
   if (axes.empty()) return g.op("Identity", {x});

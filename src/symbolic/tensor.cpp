@@ -54,10 +54,51 @@ std::vector<Value*> split_sizes(SymbolicContext& g, Value* x, const std::vector<
   return g.op_n("Split", {x}, {{"axis", dim}, {"split", sizes}}, sizes.size());
 }
 
+// How many pieces the op's list has: the prim::ListUnpack that takes it apart, else -1.
+int64_t unpacked_count(SymbolicContext& g) {
+  const auto& uses = g.node()->output(0)->uses();
+  if (uses.size() == 1 && uses[0].user->kind() == c10::prim::ListUnpack)
+    return static_cast<int64_t>(uses[0].user->outputs().size());
+  return -1;
+}
+
+// Pieces of `step` (a [1] int64 value) along dim of a size known only at run time, k of them
+// as in the trace: sizes [step] * (k - 1) ++ [min(step, n - step * (k - 1))]. When the input
+// at run time needs another number of pieces, the sizes do not add up to n and Split fails
+// (as torch's unpacking would), never a silently different split.
+std::vector<Value*> split_runtime(SymbolicContext& g, Value* x, int64_t dim, Value* step,
+                                  int64_t k) {
+  if (g.opset() < 13) g.unsupported_below(13, "splitting a dim whose size varies");
+  if (k == 1) return {g.op("Identity", {x})};
+  Value* n = g.op("Gather", {g.op("Shape", {x}), g.constant_ints({dim})}, {{"axis", int64_t{0}}});
+  Value* rest = g.op("Sub", {n, g.op("Mul", {step, g.constant_ints({k - 1})})});
+  std::vector<Value*> parts(static_cast<size_t>(k - 1), step);
+  parts.push_back(g.op("Min", {step, rest}));
+  Value* sizes = g.op("Concat", parts, {{"axis", int64_t{0}}});
+  return g.op_n("Split", {x, sizes}, {{"axis", dim}}, static_cast<size_t>(k));
+}
+
 // split(self, split_size: int | int[], dim) and split_with_sizes(self, sizes, dim)
 int64_t known_dim(SymbolicContext& g, size_t i, int64_t d);
 Outputs split(SymbolicContext& g) {
   int64_t dim = arg_dim(g, 0, g.i(2));
+  auto t = g.type(0);
+  bool size_known = t && t->shape && dim < static_cast<int64_t>(t->shape->size()) &&
+                    (*t->shape)[dim].value.has_value();
+  if (g.arg_type(1) == "int" && (!size_known || !g.is_constant(1))) {
+    // A split_size computed at run time, or a dim whose size varies.
+    int64_t k = unpacked_count(g);
+    if (k < 0)
+      g.fail(
+          "split of a dim whose size varies, or by a size computed at run time: how many "
+          "pieces there are is known only when the list is unpacked");
+    Value* step = g.is_constant(1)
+                      ? g.constant_ints({g.i(1)})
+                      : g.op("Reshape", {g.cast(g.input(1), at::kLong), g.constant_ints({1})});
+    if (g.is_constant(1) && g.i(1) <= 0)
+      g.fail("split_size must be positive, got " + std::to_string(g.i(1)));
+    return split_runtime(g, g.input(0), dim, step, k);
+  }
   if (!g.is_constant(1) && g.arg_type(1) != "int") {
     // Sizes computed at run time ([E, E * 2] from x.size(-1)): as many pieces as the list has.
     const torch::jit::Node* list = g.node()->input(1)->node();
@@ -94,8 +135,18 @@ int64_t known_dim(SymbolicContext& g, size_t i, int64_t d) {
 TONNX_SYMBOLIC("aten::chunk", 9,
                [](SymbolicContext& g, Value* x, int64_t chunks, int64_t dim) -> Outputs {
                  int64_t d = arg_dim(g, 0, dim);
-                 int64_t n = known_dim(g, 0, d);
                  if (chunks <= 0) g.fail("chunks must be positive, got " + std::to_string(chunks));
+                 auto t = g.type(0);
+                 if (!t || !t->shape || !(*t->shape)[d].value) {
+                   // The dim varies: ceil(n / chunks) at run time, as many pieces as unpacked.
+                   int64_t k = unpacked_count(g);
+                   Value* n = g.op("Gather", {g.op("Shape", {x}), g.constant_ints({d})},
+                                   {{"axis", int64_t{0}}});
+                   Value* step = g.op("Div", {g.op("Add", {n, g.constant_ints({chunks - 1})}),
+                                              g.constant_ints({chunks})});
+                   return split_runtime(g, x, d, step, k < 0 ? chunks : k);
+                 }
+                 int64_t n = known_dim(g, 0, d);
                  int64_t step = (n + chunks - 1) / chunks;
                  std::vector<int64_t> sizes;
                  for (int64_t s = 0; s < n; s += step) sizes.push_back(std::min(step, n - s));
@@ -255,21 +306,33 @@ TONNX_SYMBOLIC("aten::roll", 10,
                  return x;
                });
 
+// The length of int[] input i computed at run time: the prim::ListConstruct that builds it.
+int64_t computed_list_length(SymbolicContext& g, size_t i) {
+  const torch::jit::Node* list = g.node()->input(i)->node();
+  if (list->kind() != c10::prim::ListConstruct)
+    g.fail("input " + std::to_string(i) + " (" + g.arg_name(i) +
+           ") is a list computed at run time that is not built in the graph; its length is "
+           "unknown");
+  return static_cast<int64_t>(list->inputs().size());
+}
+
 // repeat(self, repeats): Tile, with leading dims added when repeats is longer than rank.
-TONNX_SYMBOLIC("aten::repeat", 9,
-               [](SymbolicContext& g, Value* x, std::vector<int64_t> repeats) -> Outputs {
-                 int64_t rank = g.rank(0);
-                 int64_t extra = static_cast<int64_t>(repeats.size()) - rank;
-                 if (extra < 0)
-                   g.fail("repeat needs at least as many repeats as the tensor has dims");
-                 if (extra > 0) {
-                   std::vector<int64_t> sizes = g.sizes(0);
-                   std::vector<int64_t> shape(extra, 1);
-                   shape.insert(shape.end(), sizes.begin(), sizes.end());
-                   x = g.op("Reshape", {x, g.constant_ints(shape)});
-                 }
-                 return g.op("Tile", {x, g.constant_ints(repeats)});
-               });
+// repeat(self, repeats): Tile, after leading axes of 1 when there are more repeats than dims.
+// The repeats may be computed at run time.
+TONNX_SYMBOLIC("aten::repeat", 9, [](SymbolicContext& g, Value* x, RuntimeInts repeats) -> Outputs {
+  int64_t rank = g.rank(0);
+  int64_t count = repeats.is_constant() ? static_cast<int64_t>(repeats.constant->size())
+                                        : computed_list_length(g, 1);
+  int64_t extra = count - rank;
+  if (extra < 0) g.fail("repeat needs at least as many repeats as the tensor has dims");
+  if (extra > 0) {
+    std::vector<int64_t> axes;
+    for (int64_t a = 0; a < extra; ++a) axes.push_back(a);
+    x = unsqueeze(g, x, axes);
+  }
+  Value* times = repeats.is_constant() ? g.constant_ints(*repeats.constant) : repeats.value;
+  return g.op("Tile", {x, times});
+});
 
 // Padding: PyTorch lists (begin, end) pairs from the last dim; ONNX all begins then all ends.
 std::vector<int64_t> onnx_pads(SymbolicContext& g, const std::vector<int64_t>& pad, int64_t rank) {
@@ -294,12 +357,36 @@ Value* emit_pad(SymbolicContext& g, Value* x, const std::vector<int64_t>& pads,
   std::vector<ir::Attr> attrs{{"mode", mode}, {"pads", pads}};
   return g.op("Pad", {x}, attrs);
 }
+// onnx_pads on a pad list computed at run time (opset 11): pairs reversed to dim order, begins
+// then ends, zeros for the leading dims.
+Value* onnx_pads_runtime(SymbolicContext& g, int64_t rank) {
+  if (g.opset() < 11) g.unsupported_below(11, "padding by amounts computed at run time");
+  int64_t n = computed_list_length(g, 1);
+  if (n % 2 || n > 2 * rank)
+    g.fail("pad has " + std::to_string(n) + " values; expected pairs for at most " +
+           std::to_string(rank) + " dims");
+  int64_t m = n / 2;
+  Value* pairs = g.op("Reshape", {g.cast(g.input(1), at::kLong), g.constant_ints({m, 2})});
+  Value* dim_order = g.op("Slice", {pairs, g.constant_ints({-1}), g.constant_ints({-kInt64Max}),
+                                    g.constant_ints({0}), g.constant_ints({-1})});
+  Value* by_side = g.op("Transpose", {dim_order}, {{"perm", ir::Ints{1, 0}}});  // [2, m]
+  if (m < rank) {
+    Value* zeros = g.constant(at::zeros({2, rank - m}, at::kLong));
+    by_side = g.op("Concat", {zeros, by_side}, {{"axis", int64_t{1}}});
+  }
+  return g.op("Reshape", {by_side, g.constant_ints({-1})});
+}
+
 TONNX_SYMBOLIC("aten::constant_pad_nd", 9,
-               [](SymbolicContext& g, Value* x, std::vector<int64_t> pad, double value) -> Outputs {
-                 std::vector<int64_t> pads = onnx_pads(g, pad, g.rank(0));
+               [](SymbolicContext& g, Value* x, RuntimeInts pad, double value) -> Outputs {
+                 at::ScalarType dt = g.scalar_type(0);
+                 if (!pad.is_constant())
+                   return g.op("Pad",
+                               {x, onnx_pads_runtime(g, g.rank(0)), g.constant_scalar(value, dt)},
+                               {{"mode", "constant"}});
+                 std::vector<int64_t> pads = onnx_pads(g, *pad.constant, g.rank(0));
                  for (int64_t p : pads)
                    if (p < 0) g.fail("negative padding (cropping) is not supported by ONNX Pad");
-                 at::ScalarType dt = g.scalar_type(0);
                  if (g.opset() >= 11)
                    return emit_pad(g, x, pads, "constant", g.constant_scalar(value, dt));
                  return g.op("Pad", {x}, {{"mode", "constant"}, {"pads", pads}, {"value", value}});
@@ -312,8 +399,17 @@ Outputs mode_pad(SymbolicContext& g, const char* mode) {
 // Pad of input 0 by the aten pad list of input 1, in an ONNX mode, with the fill value of
 // input 3 (None: 0) for "constant".
 Outputs pad_mode(SymbolicContext& g, const std::string& mode) {
-  std::vector<int64_t> pads = onnx_pads(g, g.ints(1), g.rank(0));
   if (mode == "circular") g.fail("circular padding has no ONNX Pad mode");
+  if (!g.is_constant(1)) {
+    Value* pads = onnx_pads_runtime(g, g.rank(0));
+    std::vector<Value*> in{g.input(0), pads};
+    if (mode == "constant") {
+      double value = g.num_inputs() <= 3 || g.is_none(3) ? 0.0 : g.f(3);
+      in.push_back(g.constant_scalar(value, g.scalar_type(0)));
+    }
+    return g.op("Pad", in, {{"mode", mode}});
+  }
+  std::vector<int64_t> pads = onnx_pads(g, g.ints(1), g.rank(0));
   if (mode != "constant") return emit_pad(g, g.input(0), pads, mode, nullptr);
   for (int64_t p : pads)
     if (p < 0) g.fail("negative padding (cropping) is not supported by ONNX Pad");
