@@ -37,7 +37,7 @@ expect too_many_names 1 'input_names has 19 names, but the model has 1 input\(s\
   "$t" export alexnet -o "$dir/a.onnx" --input-names x,a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q,r
 expect unwritable 1 "cannot write '/nonexistent/a.onnx': folder '/nonexistent' does not exist" -- "$t" export alexnet -o /nonexistent/a.onnx
 expect wrong_channels 1 'tracing the model failed: .*expected input\[1, 4, 224, 224\] to have 3 channels' -- "$t" export alexnet -o "$dir/a.onnx" --input-shape 1x4x224x224
-expect check_missing 1 "cannot open model file '$dir/none.onnx'" -- "$t" check "$dir/none.onnx"
+expect check_missing 1 "cannot read model file '$dir/none.onnx'" -- "$t" check "$dir/none.onnx"
 printf 'not a model' > "$dir/garbage.onnx"
 expect check_garbage 1 "is not a valid ONNX model" -- "$t" check "$dir/garbage.onnx"
 if ls "$dir"/a.onnx "$dir"/.a.onnx* >/dev/null 2>&1; then
@@ -71,7 +71,7 @@ expect run_output_roundtrip 0 'max_abs=0 max_rel=0 pass' -- "$t" run "$m" --test
 expect run_unknown_input 1 "the model has no input named 'nope' \(its inputs: input\)" -- "$t" run "$m" --input "nope=$in0"
 expect run_missing_input 1 "input 'input' is not given \(its inputs: input\)" -- "$t" run "$m"
 expect run_bad_threads 2 "--threads 'x' is not an integer" -- "$t" run "$m" --threads x
-expect run_no_model 1 "cannot open model file '$dir/none.onnx'" -- "$t" run "$dir/none.onnx"
+expect run_no_model 1 "cannot read model file '$dir/none.onnx'" -- "$t" run "$dir/none.onnx"
 rm -rf "$dir"
 echo "$passes passed, $fails failed"
 [ "$fails" = 0 ]

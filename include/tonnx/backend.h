@@ -10,6 +10,7 @@
 #include <ATen/Tensor.h>
 
 #include <initializer_list>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -129,6 +130,18 @@ std::string profile_report(const std::vector<NodeProfile>& profile);
 
 struct Plan;
 
+// Limits of one run, like ONNX Runtime's RunOptions: a time limit and a flag another thread may
+// set. The planner checks them before every node (subgraphs included), Loop and Scan before
+// every iteration; a run past either throws RunCancelled, naming the node it stopped at.
+struct RunOptions {
+  double timeout_seconds = 0;                    // 0: no limit
+  const std::atomic<bool>* terminate = nullptr;  // set to true to stop the run
+};
+class RunCancelled : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class Rep {
  public:
   explicit Rep(std::shared_ptr<const Plan> plan) : plan_(std::move(plan)) {}
@@ -141,8 +154,10 @@ class Rep {
   }
   // Inputs by name; every graph input must be given.
   std::vector<at::Tensor> run(const std::map<std::string, at::Tensor>& inputs) const;
+  // With limits (RunOptions): positional tensors, or any kind of value.
+  std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs, const RunOptions& opts) const;
   // Any kind of value (sequences, optionals, string tensors), positional.
-  RunValues run_values(const RunValues& inputs) const;
+  RunValues run_values(const RunValues& inputs, const RunOptions& opts = {}) const;
   const std::vector<std::string>& input_names() const;
   const std::vector<std::string>& output_names() const;
   double prepare_seconds() const;

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "backend/validate.h"
 #include "backend/arena.h"
 #include "backend/kernels/kernel.h"
 #include "passes/fuse.h"
@@ -279,6 +280,14 @@ void build_plan(SubPlan& p, const ir::Graph& g, const std::vector<ir::OpsetImpor
     if (!keep.count(s)) p.steps[i].free_after.push_back(s);
 }
 
+// The limits of the run on this thread (Rep::run_values with RunOptions).
+struct RunLimits {
+  std::chrono::steady_clock::time_point deadline;
+  double timeout = 0;
+  const std::atomic<bool>* terminate = nullptr;
+};
+thread_local const RunLimits* t_limits = nullptr;
+
 RunValues run_plan(const SubPlan& p, const RunValues& inputs, const RunValues& captures) {
   if (inputs.size() != p.inputs.size()) {
     std::ostringstream os;
@@ -302,6 +311,7 @@ RunValues run_plan(const SubPlan& p, const RunValues& inputs, const RunValues& c
     auto t0 =
         p.profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     try {
+      check_run_limits(*s.node);
       args.clear();
       for (int i : s.in) args.push_back(i >= 0 ? slots[i] : RunValue());
       RunValues outs = s.kernel(args, *s.node);
@@ -310,6 +320,8 @@ RunValues run_plan(const SubPlan& p, const RunValues& inputs, const RunValues& c
                                  " outputs; the graph expects " + std::to_string(s.out.size()));
       for (size_t k = 0; k < s.out.size(); ++k)
         if (s.out[k] >= 0) slots[s.out[k]] = std::move(outs[k]);
+    } catch (const RunCancelled&) {
+      throw;
     } catch (const BackendError& e) {
       if (e.node() == s.node) throw;
       throw BackendError::failed(*s.node, e.what());
@@ -336,6 +348,18 @@ RunValues run_plan(const SubPlan& p, const RunValues& inputs, const RunValues& c
 }
 
 }  // namespace
+
+void check_run_limits(const ir::Node& n) {
+  const RunLimits* l = t_limits;
+  if (!l) return;
+  if (l->terminate && l->terminate->load(std::memory_order_relaxed))
+    throw RunCancelled("the run was stopped (RunOptions::terminate) at " + node_label(n));
+  if (l->timeout > 0 && std::chrono::steady_clock::now() > l->deadline) {
+    std::ostringstream os;
+    os << "the run passed its time limit of " << l->timeout << " s at " << node_label(n);
+    throw RunCancelled(os.str());
+  }
+}
 
 std::vector<std::string> subgraph_captures(const ir::Node& n) {
   std::vector<std::string> out;
@@ -364,6 +388,7 @@ Rep prepare(ir::Model model, const std::string& device, const PrepareOptions& op
                                 "' is not supported: tonnx's backend runs on the CPU "
                                 "(Debian's LibTorch has no CUDA)");
   if (opts.num_threads > 0) at::set_num_threads(opts.num_threads);
+  validate_model(model);
   auto plan = std::make_shared<Plan>();
   plan->model = std::move(model);
   ir::Graph& g = *plan->model.graph;
@@ -396,7 +421,24 @@ Rep prepare(const std::string& path, const std::string& device, const PrepareOpt
   return prepare(load_model(path), device, opts);
 }
 
-RunValues Rep::run_values(const RunValues& inputs) const {
+RunValues Rep::run_values(const RunValues& inputs, const RunOptions& opts) const {
+  if (opts.timeout_seconds < 0)
+    throw std::invalid_argument("RunOptions::timeout_seconds must be >= 0, got " +
+                                std::to_string(opts.timeout_seconds));
+  RunLimits limits;
+  limits.timeout = opts.timeout_seconds;
+  limits.terminate = opts.terminate;
+  if (limits.timeout > 0)
+    limits.deadline = std::chrono::steady_clock::now() +
+                      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                          std::chrono::duration<double>(limits.timeout));
+  struct Scope {
+    const RunLimits* saved;
+    explicit Scope(const RunLimits* l) : saved(t_limits) {
+      if (l->timeout > 0 || l->terminate) t_limits = l;
+    }
+    ~Scope() { t_limits = saved; }
+  } scope(&limits);
   // No autograd bookkeeping while running: outputs are inference tensors.
   c10::InferenceMode inference;
   ArenaScope arena(plan_->arena.get());
@@ -418,8 +460,13 @@ RunValues Rep::run_values(const RunValues& inputs) const {
 }
 
 std::vector<at::Tensor> Rep::run(const std::vector<at::Tensor>& inputs) const {
+  return run(inputs, RunOptions{});
+}
+
+std::vector<at::Tensor> Rep::run(const std::vector<at::Tensor>& inputs,
+                                 const RunOptions& opts) const {
   RunValues in(inputs.begin(), inputs.end());
-  RunValues outs = run_values(in);
+  RunValues outs = run_values(in, opts);
   std::vector<at::Tensor> out;
   for (size_t i = 0; i < outs.size(); ++i) {
     if (!outs[i].is_tensor())

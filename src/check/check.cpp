@@ -5,6 +5,7 @@
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <filesystem>
 #include <sstream>
 #include <unordered_map>
 
@@ -13,13 +14,7 @@
 
 namespace tonnx {
 
-void check_model(onnx::ModelProto& m, bool infer_shapes) {
-  try {
-    onnx::checker::check_model(m);
-  } catch (const std::exception& e) {
-    throw CheckError(std::string("ONNX checker: ") + e.what());
-  }
-  if (!infer_shapes) return;
+void infer_shapes_strict(onnx::ModelProto& m) {
   try {
     onnx::ShapeInferenceOptions opts(/*check_type=*/true, /*strict_mode=*/1, /*data_prop=*/false);
     onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(), opts);
@@ -28,15 +23,31 @@ void check_model(onnx::ModelProto& m, bool infer_shapes) {
   }
 }
 
+void check_model(onnx::ModelProto& m, bool infer_shapes) {
+  try {
+    onnx::checker::check_model(m);
+  } catch (const std::exception& e) {
+    throw CheckError(std::string("ONNX checker: ") + e.what());
+  }
+  if (infer_shapes) infer_shapes_strict(m);
+}
+
 void check_model_file(const std::string& path) {
   onnx::ModelProto m = read_model_proto(path);
+  // tonnx's own reading first: every external data file must be a regular file inside the
+  // model's folder (libonnx 1.13's checker follows links), of the size its tensor needs.
   try {
-    // The path form resolves external data relative to the model.
+    model_from_proto(m, std::filesystem::path(path).parent_path().string());
+  } catch (const std::exception& e) {
+    throw CheckError(e.what());
+  }
+  try {
+    // The path form resolves external data relative to the model's folder.
     onnx::checker::check_model(path);
   } catch (const std::exception& e) {
     throw CheckError(std::string("ONNX checker: ") + e.what());
   }
-  check_model(m, true);
+  infer_shapes_strict(m);
 }
 
 namespace {

@@ -214,7 +214,7 @@ int cmd_print(const std::vector<std::string>& argv) {
   if (a.positional.size() != 1) throw UsageError("expected one .onnx file");
   onnx::ModelProto m = read_model_proto(a.positional[0]);
   try {
-    check_model(m, true);  // for the inferred types; printing works without them
+    infer_shapes_strict(m);  // for the inferred types; printing works without them
   } catch (const CheckError&) {
   }
   std::cout << printable_graph(m);
@@ -240,12 +240,14 @@ options:
   --onednn-conv          run Conv on oneDNN in channels-last layout (faster on conv nets;
                          rounds differently from LibTorch)
   --no-optimize          no constant folding or fusions at prepare time
+  --timeout SECONDS      stop a run that takes longer (a Loop with a huge trip count)
 )";
     return 0;
   }
-  Spec spec{{"--test-data", "--output-dir", "--threads", "--repeat", "--rtol", "--atol"},
-            {"--profile", "--fold-batchnorm", "--onednn-conv", "--no-optimize"},
-            {"--input"}};
+  Spec spec{
+      {"--test-data", "--output-dir", "--threads", "--repeat", "--rtol", "--atol", "--timeout"},
+      {"--profile", "--fold-batchnorm", "--onednn-conv", "--no-optimize"},
+      {"--input"}};
   Args a = parse_args(argv, spec);
   if (a.positional.size() != 1) throw UsageError("expected one .onnx file");
   backend::PrepareOptions popt;
@@ -257,6 +259,13 @@ options:
   Tolerance tol;
   if (auto v = a.get("--rtol")) tol.rtol = std::stod(*v);
   if (auto v = a.get("--atol")) tol.atol = std::stod(*v);
+  backend::RunOptions ropt;
+  if (auto v = a.get("--timeout")) {
+    char* end = nullptr;
+    ropt.timeout_seconds = std::strtod(v->c_str(), &end);
+    if (end != v->c_str() + v->size() || !(ropt.timeout_seconds > 0))
+      throw UsageError("--timeout must be a number of seconds > 0, got '" + *v + "'");
+  }
   backend::Rep rep = backend::prepare(a.positional[0], "CPU", popt);
   std::cout << "prepare_ms=" << rep.prepare_seconds() * 1000 << "\n";
   torch::NoGradGuard no_grad;
@@ -266,7 +275,7 @@ options:
     auto sets = read_test_data(*dir);
     for (size_t si = 0; si < sets.size(); ++si) {
       const auto& set = sets[si];
-      auto outs = rep.run(set.inputs);
+      auto outs = rep.run(set.inputs, ropt);
       bool ok = outs.size() == set.outputs.size();
       std::cout << "test_data_set_" << si << ":";
       for (size_t k = 0; k < std::min(outs.size(), set.outputs.size()); ++k) {
@@ -286,11 +295,21 @@ options:
     for (const auto& kv : a.all("--input")) {
       auto eq = kv.find('=');
       if (eq == std::string::npos) throw UsageError("--input '" + kv + "' is not NAME=FILE.pb");
-      named[kv.substr(0, eq)] = tensor_from_proto(read_tensor_proto(kv.substr(eq + 1)));
+      // A tensor file's external data lies in its own folder.
+      std::string file = kv.substr(eq + 1);
+      named[kv.substr(0, eq)] = tensor_from_proto(
+          read_tensor_proto(file), std::filesystem::path(file).parent_path().string());
     }
     last_inputs.clear();
-    last_outputs = rep.run(named);
-    for (const auto& n : rep.input_names()) last_inputs.push_back(named.at(n));
+    for (const auto& [name, t] : named)
+      if (std::find(rep.input_names().begin(), rep.input_names().end(), name) ==
+          rep.input_names().end())
+        rep.run(named);  // the by-name API's error names the unknown input and lists them all
+    for (const auto& n : rep.input_names()) {
+      if (!named.count(n)) rep.run(named);  // names the missing input
+      last_inputs.push_back(named.at(n));
+    }
+    last_outputs = rep.run(last_inputs, ropt);
   }
   if (auto dir = a.get("--output-dir")) {
     fs::create_directories(*dir);
@@ -301,11 +320,11 @@ options:
   if (auto v = a.get("--repeat")) {
     int64_t n = parse_int(*v, "--repeat");
     if (n < 1) throw UsageError("--repeat must be >= 1");
-    rep.run(last_inputs);  // warm-up
+    rep.run(last_inputs, ropt);  // warm-up
     std::vector<double> ms;
     for (int64_t i = 0; i < n; ++i) {
       auto t0 = std::chrono::steady_clock::now();
-      rep.run(last_inputs);
+      rep.run(last_inputs, ropt);
       ms.push_back(
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }

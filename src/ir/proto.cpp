@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/wire_format_lite.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -76,47 +77,111 @@ struct MappedFile {
   }
 };
 
+// A decimal integer >= 0 that fits int64: "offset" and "length" of external data.
+int64_t parse_size(const std::string& v, const std::string& what) {
+  bool digits =
+      !v.empty() && v.size() <= 19 && v.find_first_not_of("0123456789") == std::string::npos;
+  if (!digits || (v.size() == 19 && v > "9223372036854775807"))
+    throw std::runtime_error(what + " '" + v + "' is not a non-negative integer");
+  int64_t n = 0;
+  for (char c : v) n = n * 10 + (c - '0');
+  return n;
+}
+
+// Opens `location` under `base_dir` for reading: a relative path whose every component is a
+// real directory (no symlinks, no "..") ending in a regular file that is not a hard link, opened
+// without following links and without blocking (a FIFO cannot hang the load).
+int open_contained(const std::string& base_dir, const std::string& location,
+                   const std::string& label) {
+  auto refuse = [&](const std::string& why) {
+    return std::runtime_error(label + ": external data location '" + location + "' " + why);
+  };
+  fs::path rel(location);
+  if (location.empty()) throw std::runtime_error(label + ": external data has no location");
+  if (rel.is_absolute()) throw refuse("is absolute; it must be relative to the model's folder");
+  std::vector<std::string> parts;
+  for (const auto& c : rel) {
+    std::string part = c.string();
+    if (part == "..") throw refuse("leaves the model's folder (\"..\")");
+    if (part.empty() || part == ".") continue;
+    parts.push_back(part);
+  }
+  if (parts.empty()) throw refuse("names no file");
+  int dir = ::open(base_dir.empty() ? "." : base_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0)
+    throw std::runtime_error(label + ": cannot open the model's folder '" + base_dir +
+                             "': " + std::strerror(errno));
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    int next = ::openat(dir, parts[i].c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int err = errno;
+    ::close(dir);
+    if (next < 0)
+      throw refuse(err == ELOOP || err == ENOTDIR
+                       ? "goes through '" + parts[i] + "', which is a link or not a folder"
+                       : "cannot be opened at '" + parts[i] + "': " + std::strerror(err));
+    dir = next;
+  }
+  int fd = ::openat(dir, parts.back().c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  int err = errno;
+  ::close(dir);
+  if (fd < 0)
+    throw refuse(err == ELOOP ? "is a symbolic link; links could lead outside the model's folder"
+                              : std::string("cannot be opened: ") + std::strerror(err));
+  struct stat sb {};
+  if (::fstat(fd, &sb) != 0) {
+    err = errno;
+    ::close(fd);
+    throw refuse(std::string("cannot be read: ") + std::strerror(err));
+  }
+  if (!S_ISREG(sb.st_mode)) {
+    ::close(fd);
+    throw refuse("is not a regular file");
+  }
+  if (sb.st_nlink > 1) {
+    ::close(fd);
+    throw refuse("is a hard link (" + std::to_string(sb.st_nlink) +
+                 " names); it could be a file outside the model's folder, so copy the data in");
+  }
+  return fd;
+}
+
 at::Tensor read_external(const onnx::TensorProto& p, const std::string& base_dir, at::ScalarType st,
                          const std::vector<int64_t>& dims, int64_t numel) {
+  const std::string label = tensor_label(p);
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& kv : p.external_data()) {
     if (kv.key() == "location")
       location = kv.value();
     else if (kv.key() == "offset")
-      offset = std::stoll(kv.value());
+      offset = parse_size(kv.value(), label + ": external data offset");
     else if (kv.key() == "length")
-      length = std::stoll(kv.value());
+      length = parse_size(kv.value(), label + ": external data length");
   }
-  const std::string label = tensor_label(p);
-  if (location.empty()) throw std::runtime_error(label + ": external data has no location");
-  fs::path rel(location);
-  if (rel.is_absolute() || location.find("..") != std::string::npos)
-    throw std::runtime_error(label + ": external data location '" + location +
-                             "' must be a relative path inside the model's folder");
-  fs::path full = fs::path(base_dir.empty() ? "." : base_dir) / rel;
-  int fd = ::open(full.c_str(), O_RDONLY);
-  if (fd < 0)
-    throw std::runtime_error(label + ": cannot open external data file " + full.string() + ": " +
-                             std::strerror(errno));
+  const int64_t item = static_cast<int64_t>(c10::elementSize(st));
+  if (numel > std::numeric_limits<int64_t>::max() / item)
+    throw std::runtime_error(label + ": its dims need more than 2^63 bytes");
+  const int64_t nbytes = numel * item;
+  int fd = open_contained(base_dir, location, label);
   struct stat st_buf {};
-  fstat(fd, &st_buf);
-  const size_t file_size = static_cast<size_t>(st_buf.st_size);
-  const size_t nbytes = static_cast<size_t>(numel) * c10::elementSize(st);
-  if (offset < 0 || (length >= 0 && static_cast<size_t>(length) != nbytes) ||
-      static_cast<size_t>(offset) + nbytes > file_size) {
+  ::fstat(fd, &st_buf);
+  const int64_t file_size = static_cast<int64_t>(st_buf.st_size);
+  if ((length >= 0 && length != nbytes) || offset > file_size || nbytes > file_size - offset) {
     ::close(fd);
     throw std::runtime_error(label + ": external data (offset " + std::to_string(offset) + ", " +
-                             std::to_string(nbytes) + " bytes) lies outside " + full.string() +
-                             " (" + std::to_string(file_size) + " bytes)");
+                             (length >= 0 ? "length " + std::to_string(length) + ", " : "") +
+                             std::to_string(nbytes) +
+                             " bytes for its type and dims) does not "
+                             "fit in '" +
+                             location + "' (" + std::to_string(file_size) + " bytes)");
   }
   if (nbytes == 0) {
     ::close(fd);
     return at::empty(dims, at::TensorOptions().dtype(st));
   }
   auto map = std::make_shared<MappedFile>();
-  map->size = file_size;
-  map->addr = mmap(nullptr, file_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  map->size = static_cast<size_t>(file_size);
+  map->addr = mmap(nullptr, map->size, PROT_READ, MAP_PRIVATE, fd, 0);
   ::close(fd);
   if (map->addr == MAP_FAILED) throw std::runtime_error(label + ": mmap failed");
   char* data = static_cast<char*>(map->addr) + offset;
@@ -428,24 +493,52 @@ ir::Model model_from_proto(const onnx::ModelProto& p, const std::string& base_di
 }
 
 namespace {
+// The whole of a regular file (a folder, a FIFO or a device is refused without blocking), up to
+// protobuf's 2 GB limit.
 std::string read_bytes(const std::string& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw std::runtime_error(std::string("cannot open ") + what + " '" + path +
-                             "': " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  auto fail = [&](const std::string& why) {
+    return std::runtime_error(std::string("cannot read ") + what + " '" + path + "': " + why);
+  };
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw fail(std::strerror(errno));
+  struct stat sb {};
+  if (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    bool dir = S_ISDIR(sb.st_mode);
+    ::close(fd);
+    throw fail(dir ? "it is a folder" : "it is not a regular file");
+  }
+  if (sb.st_size > std::numeric_limits<int>::max()) {
+    ::close(fd);
+    throw fail("it is " + std::to_string(sb.st_size) +
+               " bytes, over protobuf's 2 GB limit (large weights belong in external data)");
+  }
+  std::string bytes(static_cast<size_t>(sb.st_size), '\0');
+  size_t got = 0;
+  while (got < bytes.size()) {
+    ssize_t r = ::read(fd, bytes.data() + got, bytes.size() - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += static_cast<size_t>(r);
+  }
+  ::close(fd);
+  if (got != bytes.size()) throw fail("it changed size while being read");
+  return bytes;
 }
 }  // namespace
 
 onnx::ModelProto read_model_proto(const std::string& path) {
   std::string bytes = read_bytes(path, "model file");
+  if (bytes.empty())
+    throw std::runtime_error("'" + path + "' is not a valid ONNX model: it is empty");
   onnx::ModelProto m;
   if (!m.ParseFromString(bytes))
-    throw std::runtime_error(
-        "'" + path + "' is not a valid ONNX model: its protobuf does not parse (" +
-        std::to_string(bytes.size()) + " bytes; truncated or not an .onnx file?)");
+    throw std::runtime_error("'" + path +
+                             "' is not a valid ONNX model: its protobuf does not parse (" +
+                             std::to_string(bytes.size()) +
+                             " bytes; truncated, not an .onnx file, or nested more than 100 "
+                             "levels deep?)");
+  if (!m.has_graph())
+    throw std::runtime_error("'" + path + "' is not a valid ONNX model: it has no graph");
   return m;
 }
 
@@ -469,6 +562,74 @@ void write_file_atomic(const std::string& path, const std::string& bytes) {
   });
 }
 
+namespace {
+// An ostream buffer over a file descriptor, in 1 MB writes.
+class FdBuf : public std::streambuf {
+ public:
+  explicit FdBuf(int fd) : fd_(fd), buf_(1 << 20) { setp(buf_.data(), buf_.data() + buf_.size()); }
+  ~FdBuf() override { flush(); }
+  bool ok() const { return ok_; }
+
+ protected:
+  int overflow(int c) override {
+    if (!flush()) return traits_type::eof();
+    if (c != traits_type::eof()) {
+      *pptr() = static_cast<char>(c);
+      pbump(1);
+    }
+    return c == traits_type::eof() ? 0 : c;
+  }
+  int sync() override { return flush() ? 0 : -1; }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    if (n >= static_cast<std::streamsize>(buf_.size())) {
+      if (!flush() || !write_all(s, static_cast<size_t>(n))) return 0;
+      return n;
+    }
+    return std::streambuf::xsputn(s, n);
+  }
+
+ private:
+  bool write_all(const char* s, size_t n) {
+    while (ok_ && n > 0) {
+      ssize_t w = ::write(fd_, s, n);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
+        ok_ = false;
+        break;
+      }
+      s += w;
+      n -= static_cast<size_t>(w);
+    }
+    return ok_;
+  }
+  bool flush() {
+    size_t n = static_cast<size_t>(pptr() - pbase());
+    setp(buf_.data(), buf_.data() + buf_.size());
+    return write_all(buf_.data(), n);
+  }
+  int fd_;
+  std::vector<char> buf_;
+  bool ok_ = true;
+};
+
+// Temporaries of earlier writes to `target` whose process is gone (killed mid-write where the
+// filesystem has no O_TMPFILE): ".NAME.tmp.PID.RANDOM".
+void remove_stale_temps(const fs::path& dir, const std::string& name) {
+  std::string prefix = "." + name + ".tmp.";
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    std::string f = e.path().filename().string();
+    if (f.compare(0, prefix.size(), prefix) != 0) continue;
+    long pid = std::strtol(f.c_str() + prefix.size(), nullptr, 10);
+    if (pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH)) continue;
+    fs::remove(e.path(), ec);
+  }
+}
+}  // namespace
+
+// Writes through an unnamed temporary file (O_TMPFILE) linked into place only when complete,
+// so that a process killed mid-write leaves nothing; where the filesystem has no O_TMPFILE,
+// through a named temporary that the next write to the same target removes.
 void write_file_atomic(const std::string& path, const std::function<void(std::ostream&)>& write) {
   fs::path target(path);
   fs::path dir = target.parent_path();
@@ -478,27 +639,55 @@ void write_file_atomic(const std::string& path, const std::function<void(std::os
                              "' does not exist");
   if (fs::is_directory(target))
     throw std::runtime_error("cannot write '" + path + "': it is a folder");
+  const std::string name = target.filename().string();
+  remove_stale_temps(dir, name);
   std::random_device rd;
-  fs::path tmp = dir / ("." + target.filename().string() + ".tmp" + std::to_string(rd()));
+  fs::path tmp =
+      dir / ("." + name + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(rd()));
+  bool unnamed = true;
+  int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    unnamed = false;
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  }
+  if (fd < 0) throw std::runtime_error("cannot write '" + path + "': " + std::strerror(errno));
+  auto discard = [&] {
+    ::close(fd);
+    std::error_code ec;
+    if (!unnamed) fs::remove(tmp, ec);
+  };
+  bool ok = false;
+  std::exception_ptr failure;
   {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error("cannot write '" + path + "': " + std::strerror(errno));
+    FdBuf buf(fd);
+    std::ostream out(&buf);
     try {
       write(out);
+      out.flush();
+      ok = out.good() && buf.ok();
     } catch (...) {
-      out.close();
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw;
+      failure = std::current_exception();
     }
-    out.flush();
-    if (!out) {
-      out.close();
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw std::runtime_error("writing '" + path + "' failed (disk full?)");
-    }
+  }  // the buffer is flushed into the temporary before it is discarded
+  if (failure) {
+    discard();
+    std::rethrow_exception(failure);
   }
+  if (!ok) {
+    discard();
+    throw std::runtime_error("writing '" + path + "' failed (disk full?)");
+  }
+  if (unnamed) {
+    // Give the finished file a temporary name, then rename it over the target atomically.
+    std::string proc = "/proc/self/fd/" + std::to_string(fd);
+    if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, tmp.c_str(), AT_SYMLINK_FOLLOW) != 0) {
+      int err = errno;
+      ::close(fd);
+      throw std::runtime_error("cannot write '" + path + "': " + std::strerror(err));
+    }
+    unnamed = false;
+  }
+  ::close(fd);
   std::error_code ec;
   fs::rename(tmp, target, ec);
   if (ec) {

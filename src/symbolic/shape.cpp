@@ -127,7 +127,7 @@ TONNX_SYMBOLIC("aten::unsqueeze", 9, [](SymbolicContext& g, Value* x, int64_t di
 TONNX_SYMBOLIC("aten::squeeze", 9, [](SymbolicContext& g) -> Outputs {
   Value* x = g.input(0);
   int64_t rank = g.rank(0);
-  const auto& shape = *g.type(0)->shape;
+  const std::vector<ir::Dim> shape = *g.type(0)->shape;
   auto size_of = [&](int64_t d) {
     if (!shape[d].value)
       g.fail("squeeze of dim " + std::to_string(d) +

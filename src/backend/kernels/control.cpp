@@ -60,6 +60,7 @@ TONNX_KERNEL("Loop", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
     RunValues carried(in.begin() + 2, in.begin() + 2 + static_cast<std::ptrdiff_t>(n_carried));
     std::vector<std::vector<at::Tensor>> scans(n_scan);
     for (int64_t i = 0; i < max_trip && cond; ++i) {
+      check_run_limits(n);  // a trip count of 2^62 stops only at the run's limits
       RunValues args{at::scalar_tensor(i, at::kLong), at::scalar_tensor(cond, at::kBool)};
       args.insert(args.end(), carried.begin(), carried.end());
       RunValues outs = run_subplan(*body.plan, args, caps);
@@ -86,6 +87,22 @@ RunValues scan_once(const ir::Node& n, const Body& body, const ScanAttrs& a, Run
                     const std::vector<at::Tensor>& scan_in, const RunValues& caps,
                     size_t n_outputs) {
   size_t n_states = states.size();
+  if (n_outputs < n_states)
+    kernel_fail(n, "has " + std::to_string(n_outputs) + " outputs but " + std::to_string(n_states) +
+                       " state variables");
+  auto check_list = [&](const std::vector<int64_t>& v, size_t want, const char* name) {
+    if (!v.empty() && v.size() != want)
+      kernel_fail(n,
+                  std::string(name) + " has " + std::to_string(v.size()) +
+                      " entries; expected one per scan " +
+                      (std::string(name).find("output") != std::string::npos ? "output" : "input") +
+                      " (" + std::to_string(want) + ")");
+  };
+  check_list(a.in_axes, scan_in.size(), "scan_input_axes");
+  check_list(a.in_dirs, scan_in.size(), "scan_input_directions");
+  check_list(a.out_axes, n_outputs - n_states, "scan_output_axes");
+  check_list(a.out_dirs, n_outputs - n_states, "scan_output_directions");
+  if (scan_in.empty()) kernel_fail(n, "has no scan inputs");
   int64_t len = -1;
   std::vector<at::Tensor> xs;
   for (size_t j = 0; j < scan_in.size(); ++j) {
@@ -100,9 +117,13 @@ RunValues scan_once(const ir::Node& n, const Body& body, const ScanAttrs& a, Run
   size_t n_scan_out = n_outputs - n_states;
   std::vector<std::vector<at::Tensor>> ys(n_scan_out);
   for (int64_t t = 0; t < len; ++t) {
+    check_run_limits(n);
     RunValues args = states;
     for (const auto& x : xs) args.push_back(x[t]);
     RunValues outs = run_subplan(*body.plan, args, caps);
+    if (outs.size() != n_outputs)
+      kernel_fail(n, "the body returned " + std::to_string(outs.size()) + " values; expected " +
+                         std::to_string(n_outputs));
     for (size_t k = 0; k < n_states; ++k) states[k] = outs.at(k);
     for (size_t k = 0; k < n_scan_out; ++k) ys[k].push_back(outs.at(n_states + k).tensor());
   }
@@ -141,11 +162,23 @@ TONNX_KERNEL("Scan", 8, 8, [](const KernelSpec& s) -> Kernel {
   Body body = body_of(s, "body");
   ScanAttrs a{n.attr_i("num_scan_inputs", 0), {}, n.attr_ints("directions"), {}, {}};
   size_t n_in = n.inputs().size(), n_out = n.outputs().size();
+  // Inputs: sequence_lens, then the states, then num_scan_inputs scanned tensors.
+  if (a.num_scan_inputs <= 0 || n_in < 1 || static_cast<size_t>(a.num_scan_inputs) > n_in - 1)
+    kernel_fail(n, "num_scan_inputs must be in 1.." + std::to_string(n_in > 0 ? n_in - 1 : 0) +
+                       ", got " + std::to_string(a.num_scan_inputs));
   return [&n, body, a, n_in, n_out](const RunValues& in) -> RunValues {
     if (!in.at(0).empty()) kernel_fail(n, "sequence_lens is not supported");
     size_t n_states = n_in - 1 - static_cast<size_t>(a.num_scan_inputs);
     RunValues caps = captures_of(in, n_in);
+    for (size_t j = 1; j < n_in; ++j)
+      if (in.at(j).tensor().dim() < 1)
+        kernel_fail(n, "input " + std::to_string(j) + " must have a batch axis");
     int64_t batch = in.at(1).tensor().size(0);
+    for (size_t j = 1; j < n_in; ++j)
+      if (in[j].tensor().size(0) != batch)
+        kernel_fail(n, "input " + std::to_string(j) + " has batch " +
+                           std::to_string(in[j].tensor().size(0)) + ", input 1 has " +
+                           std::to_string(batch));
     std::vector<std::vector<at::Tensor>> outs(n_out);
     for (int64_t b = 0; b < batch; ++b) {
       RunValues states;

@@ -21,10 +21,14 @@ KernelFactory binary(Binary f, bool keep_type = true) {
     int64_t legacy_axis =
         spec.opset < 7 && node.attr_i("broadcast", 0) ? node.attr_i("axis", -1) : -1;
     bool legacy = spec.opset < 7 && node.has_attr("axis") && node.attr_i("broadcast", 0);
-    return [f, keep_type, legacy, legacy_axis](const Tensors& in) -> Tensors {
+    return [&node, f, keep_type, legacy, legacy_axis](const Tensors& in) -> Tensors {
       at::Tensor a = in.at(0), b = in.at(1);
       if (legacy && b.dim() < a.dim()) {
         int64_t axis = legacy_axis < 0 ? legacy_axis + a.dim() : legacy_axis;
+        if (axis < 0 || axis + b.dim() > a.dim())
+          kernel_fail(node, "axis " + std::to_string(legacy_axis) + " places B (rank " +
+                                std::to_string(b.dim()) + ") outside A (rank " +
+                                std::to_string(a.dim()) + ")");
         std::vector<int64_t> shape(a.dim(), 1);
         for (int64_t i = 0; i < b.dim(); ++i) shape[axis + i] = b.size(i);
         b = b.reshape(shape);

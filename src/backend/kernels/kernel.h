@@ -94,6 +94,10 @@ AutoPad parse_auto_pad(const ir::Node& n);
 // Equal of two string tensors (kernels/string.cpp).
 at::Tensor equal_strings(const ir::Node& n, const RunValue& a, const RunValue& b);
 
+// Throws RunCancelled when the current run (on this thread) passed its RunOptions limits:
+// called before every node and by Loop and Scan before every iteration.
+void check_run_limits(const ir::Node& n);
+
 // Throws BackendError(n, what): the message names the node, the value and what was expected.
 [[noreturn]] void kernel_fail(const ir::Node& n, const std::string& what);
 
