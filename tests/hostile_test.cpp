@@ -234,6 +234,163 @@ TEST(Hostile, LoopsAndScansAreBounded) {
   EXPECT_NE(r.output.find("passed its time limit of 0.3 s"), std::string::npos) << r.output;
 }
 
+void attr_ints(onnx::NodeProto* n, const std::string& name, std::vector<int64_t> v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t x : v) a->add_ints(x);
+}
+
+void input_type(onnx::ModelProto& m, int i, int elem_type) {
+  m.mutable_graph()->mutable_input(i)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      elem_type);
+}
+
+// Kernels check every index and count that comes from the data or the attributes.
+TEST(Hostile, KernelsCheckIndicesAndCounts) {
+  // NonMaxSuppression with boxes for fewer positions than the scores (read past boxes).
+  auto nms = prepare(model("NonMaxSuppression", {"boxes", "scores"}));
+  expect_error(
+      [&] {
+        nms.run({torch::rand({1, 2, 4}), torch::rand({1, 1, 3})});
+      },
+      "scores must be [num_batches, num_classes, spatial_dimension] = [1, C, 2]");
+  // GatherND with an index past its dim: an error, not a value from elsewhere.
+  onnx::ModelProto g = model("GatherND", {"x", "i"});
+  input_type(g, 1, onnx::TensorProto::INT64);
+  auto gnd = prepare(g);
+  EXPECT_TRUE(gnd.run({torch::arange(6.0f).reshape({2, 3}), torch::tensor({{1L, -1L}})})[0].equal(
+      torch::tensor({5.0f})));
+  expect_error(
+      [&] {
+        gnd.run({torch::zeros({2, 3}), torch::tensor({{0L, 5L}})});
+      },
+      "an index along data dim 1 is out of range for its size 3");
+  // MaxUnpool without kernel_shape (was a SIGSEGV): its schema requires it.
+  onnx::ModelProto u = model("MaxUnpool", {"x", "i"});
+  input_type(u, 1, onnx::TensorProto::INT64);
+  expect_error([&] { prepare(u); }, "the required attribute 'kernel_shape' is missing");
+  attr_ints(u.mutable_graph()->mutable_node(0), "kernel_shape", {2});
+  auto unpool = prepare(u);
+  expect_error(
+      [&] {
+        unpool.run({torch::ones({1, 1, 2, 2}), torch::zeros({1, 1, 2, 2}, at::kLong)});
+      },
+      "kernel_shape, strides and pads must have 2, 2 and 4 values");
+  // Legacy broadcasting whose axis puts B outside A.
+  onnx::ModelProto add = model("Add", {"a", "b"}, 6);
+  attr_i(add.mutable_graph()->mutable_node(0), "broadcast", 1);
+  attr_i(add.mutable_graph()->mutable_node(0), "axis", 2);
+  auto legacy = prepare(add);
+  EXPECT_TRUE(
+      legacy.run({torch::zeros({2, 3, 4}), torch::ones({4})})[0].equal(torch::ones({2, 3, 4})));
+  expect_error([&] { legacy.run({torch::zeros({2, 3, 4}), torch::ones({3, 4})}); }, "places B");
+}
+
+// Attribute values and input values that once reached raw indexing or integer division.
+TEST(Hostile, AttributeAndShapeValuesAreChecked) {
+  // A stride of 0 (an integer division by zero in the output size), a short strides list.
+  onnx::ModelProto conv = model("Conv", {"x", "w"});
+  attr_ints(conv.mutable_graph()->mutable_node(0), "strides", {0, 0});
+  expect_error([&] { prepare(conv); }, "strides and dilations must be >= 1");
+  onnx::ModelProto pool = model("MaxPool", {"x"});
+  attr_ints(pool.mutable_graph()->mutable_node(0), "kernel_shape", {2, 2});
+  attr_ints(pool.mutable_graph()->mutable_node(0), "strides", {2});
+  auto mp = prepare(pool);
+  expect_error(
+      [&] {
+        mp.run({torch::ones({1, 1, 4, 4})});
+      },
+      "strides and dilations must have one value per spatial dim (2)");
+  onnx::ModelProto avg = model("AveragePool", {"x"});
+  attr_ints(avg.mutable_graph()->mutable_node(0), "kernel_shape", {3});
+  auto ap = prepare(avg);
+  expect_error([&] { ap.run({torch::ones({1, 1, 4, 4})}); }, "one value per spatial dim (2)");
+  // DepthToSpace with blocksize 0 (a division by zero) or one that does not divide C.
+  onnx::ModelProto d2s = model("DepthToSpace", {"x"});
+  attr_i(d2s.mutable_graph()->mutable_node(0), "blocksize", 0);
+  expect_error([&] { prepare(d2s); }, "blocksize must be in 1..2^20, got 0");
+  d2s.mutable_graph()->mutable_node(0)->mutable_attribute(0)->set_i(2);
+  auto ds = prepare(d2s);
+  expect_error([&] { ds.run({torch::ones({1, 3, 2, 2})}); }, "does not divide into blocks of 4");
+  // Slice whose axes are shorter than its starts (read past the axes).
+  onnx::ModelProto sl = model("Slice", {"x", "s", "e", "a"});
+  for (int i = 1; i < 4; ++i) input_type(sl, i, onnx::TensorProto::INT64);
+  auto slice = prepare(sl);
+  expect_error(
+      [&] {
+        slice.run({torch::ones({2, 2}), torch::tensor({0L, 0L}), torch::tensor({1L, 1L}),
+                   torch::tensor({0L})});
+      },
+      "starts, ends, axes and steps must have the same length; got 2, 2, 1 and 2");
+  // ScatterND with indices deeper than the data.
+  onnx::ModelProto sc = model("ScatterND", {"x", "i", "u"});
+  input_type(sc, 1, onnx::TensorProto::INT64);
+  auto scatter = prepare(sc);
+  expect_error(
+      [&] {
+        scatter.run({torch::zeros({2}), torch::zeros({1, 3}, at::kLong), torch::ones({1})});
+      },
+      "indices' last dim 3 must be in 1..1");
+  // Range whose count overflows int64 (INT64_MIN / -1 once), and STFT with frame_step 0.
+  onnx::ModelProto rg = model("Range", {"a", "b", "d"});
+  for (int i = 0; i < 3; ++i) input_type(rg, i, onnx::TensorProto::INT64);
+  auto range = prepare(rg);
+  EXPECT_TRUE(range.run({torch::tensor(5L), torch::tensor(0L), torch::tensor(-2L)})[0].equal(
+      torch::tensor({5L, 3L, 1L})));
+  expect_error(
+      [&] {
+        range.run({torch::tensor(INT64_MAX), torch::tensor(-1L), torch::tensor(-1L)});
+      },
+      "Range node 'n' failed");
+  // RoiAlign with a NaN corner, and with a box needing billions of samples per bin.
+  onnx::ModelProto ra = model("RoiAlign", {"x", "rois", "b"});
+  input_type(ra, 2, onnx::TensorProto::INT64);
+  auto roi = prepare(ra);
+  expect_error(
+      [&] {
+        roi.run({torch::ones({1, 1, 4, 4}), torch::tensor({{0.f, NAN, 1.f, 1.f}}),
+                 torch::zeros({1}, at::kLong)});
+      },
+      "rois and spatial_scale must be finite");
+  expect_error(
+      [&] {
+        roi.run({torch::ones({1, 1, 4, 4}), torch::tensor({{0.f, 0.f, 1e12f, 1e12f}}),
+                 torch::zeros({1}, at::kLong)});
+      },
+      "samples per bin");
+}
+
+// TfIdfVectorizer: indexes outside the output (a heap write before the block), counts outside
+// the pool, and a max_skip_count of 10^18 (CPU-bound for ever) bounded by the row.
+TEST(Hostile, TfIdfVectorizerAttributes) {
+  auto tfidf = [](std::vector<int64_t> counts, std::vector<int64_t> indexes, int64_t max_skip) {
+    onnx::ModelProto m = model("TfIdfVectorizer", {"x"});
+    input_type(m, 0, onnx::TensorProto::INT64);
+    auto* n = m.mutable_graph()->mutable_node(0);
+    auto* mode = n->add_attribute();
+    mode->set_name("mode");
+    mode->set_type(onnx::AttributeProto::STRING);
+    mode->set_s("TF");
+    attr_i(n, "min_gram_length", 1);
+    attr_i(n, "max_gram_length", 2);
+    attr_i(n, "max_skip_count", max_skip);
+    attr_ints(n, "ngram_counts", counts);
+    attr_ints(n, "ngram_indexes", indexes);
+    attr_ints(n, "pool_int64s", {1, 1, 2});  // 1-gram (1), 2-gram (1, 2)
+    return m;
+  };
+  expect_error([&] { prepare(tfidf({0, 1}, {-1, 0}, 0)); }, "ngram_indexes[0] = -1");
+  expect_error([&] { prepare(tfidf({0, 9}, {0, 1}, 0)); }, "ngram_counts[1] = 9");
+  expect_error([&] { prepare(tfidf({0, 1}, {0, int64_t{1} << 40}, 0)); }, "ngram_indexes[1]");
+  auto rep = prepare(tfidf({0, 1}, {0, 1}, int64_t{1000000000000000000}));
+  auto t0 = std::chrono::steady_clock::now();
+  auto y = rep.run({torch::tensor({1L, 9L, 2L, 1L, 2L})})[0];
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  // "1" twice; (1, 2) at skips 1 and 3 from position 0 and 0 from position 3.
+  EXPECT_TRUE(y.equal(torch::tensor({2.0f, 3.0f}))) << y;
+}
+
 // External data: only regular files inside the model's folder, reached without links, sized
 // for their tensors; every CVE pattern is refused with a message naming the location.
 class ExternalData : public ::testing::Test {

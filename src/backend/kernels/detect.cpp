@@ -23,9 +23,18 @@ TONNX_KERNEL("MaxUnpool", 9, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   std::vector<int64_t> k = n.attr_ints("kernel_shape"), st = n.attr_ints("strides"),
                        pads = n.attr_ints("pads");
-  return [k, st, pads](const Tensors& in) -> Tensors {
+  return [&n, k, st, pads](const Tensors& in) -> Tensors {
     const at::Tensor& x = in.at(0);
-    size_t d = x.dim() - 2;
+    if (x.dim() < 3)
+      kernel_fail(n, "X must be [N, C, D1, ...], got rank " + std::to_string(x.dim()));
+    size_t d = static_cast<size_t>(x.dim() - 2);
+    if (k.size() != d || (!st.empty() && st.size() != d) || (!pads.empty() && pads.size() != 2 * d))
+      kernel_fail(n, "kernel_shape, strides and pads must have " + std::to_string(d) + ", " +
+                         std::to_string(d) + " and " + std::to_string(2 * d) +
+                         " values for X of rank " + std::to_string(x.dim()));
+    if (in.at(1).sizes() != x.sizes())
+      kernel_fail(
+          n, "I must have X's shape " + c10::str(x.sizes()) + ", got " + c10::str(in[1].sizes()));
     std::vector<int64_t> shape{x.size(0), x.size(1)};
     for (size_t i = 0; i < d; ++i) {
       int64_t s_i = st.empty() ? 1 : st[i];
@@ -39,6 +48,9 @@ TONNX_KERNEL("MaxUnpool", 9, kAnyOpset, [](const KernelSpec& s) -> Kernel {
     y = y.reshape(shape);
     if (in.size() > 2 && in[2].defined()) {
       std::vector<int64_t> want = to_int_vector(in[2]), p;
+      if (want.size() != shape.size())
+        kernel_fail(n, "output_shape has " + std::to_string(want.size()) + " values; expected " +
+                           std::to_string(shape.size()));
       for (size_t i = want.size(); i-- > 2;) {
         p.push_back(0);
         p.push_back(want[i] - shape[i]);
@@ -69,10 +81,20 @@ double iou(const float* a, const float* b, bool center) {
 }
 
 TONNX_KERNEL("NonMaxSuppression", 10, kAnyOpset, [](const KernelSpec& s) -> Kernel {
-  bool center = s.node.attr_i("center_point_box", 0) != 0;
-  return [center](const Tensors& in) -> Tensors {
+  const ir::Node& n = s.node;
+  bool center = n.attr_i("center_point_box", 0) != 0;
+  return [&n, center](const Tensors& in) -> Tensors {
     at::Tensor boxes = in.at(0).to(at::kFloat).contiguous();
     at::Tensor scores = in.at(1).to(at::kFloat).contiguous();
+    // boxes [B, N, 4] and scores [B, C, N] must agree before any pointer is computed.
+    if (boxes.dim() != 3 || boxes.size(2) != 4)
+      kernel_fail(
+          n, "boxes must be [num_batches, spatial_dimension, 4], got " + c10::str(boxes.sizes()));
+    if (scores.dim() != 3 || scores.size(0) != boxes.size(0) || scores.size(2) != boxes.size(1))
+      kernel_fail(n, "scores must be [num_batches, num_classes, spatial_dimension] = [" +
+                         std::to_string(boxes.size(0)) + ", C, " + std::to_string(boxes.size(1)) +
+                         "] for boxes " + c10::str(boxes.sizes()) + ", got " +
+                         c10::str(scores.sizes()));
     auto opt = [&](size_t i) { return in.size() > i && in[i].defined() && in[i].numel() > 0; };
     int64_t max_out = opt(2) ? in[2].item<int64_t>() : 0;
     float iou_th = opt(3) ? in[3].item<float>() : 0.0f;
@@ -145,6 +167,7 @@ TONNX_KERNEL("MaxRoiPool", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
     check_rois(n, x, rois, 5, batch);
     int64_t R = rois.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
     at::Tensor y = at::zeros({R, C, oh, ow}, x.options());
+    if (y.numel() == 0 || H == 0 || W == 0) return {y};  // nothing to pool (bins stay 0)
     AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "MaxRoiPool", [&] {
       auto X = x.accessor<scalar_t, 4>();
       auto Y = y.accessor<scalar_t, 4>();
@@ -202,6 +225,10 @@ TONNX_KERNEL("RoiAlign", 10, kAnyOpset, [](const KernelSpec& s) -> Kernel {
     check_rois(n, x, rois, 4, bidx);
     int64_t R = rois.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
     at::Tensor y = at::zeros({R, C, oh, ow}, at::kDouble);
+    if (y.numel() == 0 || H == 0 || W == 0) return {y.to(in[0].scalar_type())};
+    // Box corners must be finite: a NaN passes every range test and becomes a wild index.
+    if (!at::isfinite(rois).all().item<bool>() || !std::isfinite(scale))
+      kernel_fail(n, "rois and spatial_scale must be finite");
     auto X = x.accessor<double, 4>();
     auto Y = y.accessor<double, 4>();
     auto Rr = rois.accessor<double, 2>();
@@ -211,9 +238,15 @@ TONNX_KERNEL("RoiAlign", 10, kAnyOpset, [](const KernelSpec& s) -> Kernel {
       double rw = x2 - x1, rh = y2 - y1;
       if (offset == 0) rw = std::max(rw, 1.0), rh = std::max(rh, 1.0);
       double bh = rh / oh, bw = rw / ow;
-      int64_t gh = ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(rh / oh));
-      int64_t gw = ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(rw / ow));
-      gh = std::max<int64_t>(gh, 1), gw = std::max<int64_t>(gw, 1);
+      // Samples per bin: bounded, so a huge box or sampling_ratio cannot run for ever.
+      constexpr double kMaxSamples = 1 << 16;
+      double sh = ratio > 0 ? static_cast<double>(ratio) : std::ceil(rh / oh);
+      double sw = ratio > 0 ? static_cast<double>(ratio) : std::ceil(rw / ow);
+      if (!(sh * sw <= kMaxSamples))
+        kernel_fail(n, "roi " + std::to_string(r) + " needs " + std::to_string(sh * sw) +
+                           " samples per bin (more than " + std::to_string(kMaxSamples) + ")");
+      int64_t gh = std::max<int64_t>(static_cast<int64_t>(sh), 1);
+      int64_t gw = std::max<int64_t>(static_cast<int64_t>(sw), 1);
       for (int64_t c = 0; c < C; ++c)
         for (int64_t ph = 0; ph < oh; ++ph)
           for (int64_t pw = 0; pw < ow; ++pw) {

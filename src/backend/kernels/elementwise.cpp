@@ -25,7 +25,7 @@ KernelFactory binary(Binary f, bool keep_type = true) {
       at::Tensor a = in.at(0), b = in.at(1);
       if (legacy && b.dim() < a.dim()) {
         int64_t axis = legacy_axis < 0 ? legacy_axis + a.dim() : legacy_axis;
-        if (axis < 0 || axis + b.dim() > a.dim())
+        if (axis < 0 || axis > a.dim() - b.dim())
           kernel_fail(node, "axis " + std::to_string(legacy_axis) + " places B (rank " +
                                 std::to_string(b.dim()) + ") outside A (rank " +
                                 std::to_string(a.dim()) + ")");

@@ -126,12 +126,18 @@ TONNX_KERNEL("Range", 11, kAnyOpset, [](const KernelSpec& s) -> Kernel {
     if (at::isFloatingType(st)) {
       double a = start.item<double>(), b = limit.item<double>(), d = delta.item<double>();
       if (d == 0) kernel_fail(n, "delta must not be 0");
-      int64_t count = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((b - a) / d)));
+      double steps = std::ceil((b - a) / d);
+      if (!std::isfinite(steps) || steps > 9.0e18)
+        kernel_fail(n, "start, limit and delta must give a finite number of values");
+      int64_t count = std::max<int64_t>(0, static_cast<int64_t>(steps));
       return {(at::arange(count, at::kDouble) * d + a).to(st)};
     }
     int64_t a = start.item<int64_t>(), b = limit.item<int64_t>(), d = delta.item<int64_t>();
     if (d == 0) kernel_fail(n, "delta must not be 0");
-    int64_t count = std::max<int64_t>(0, (b - a + d + (d > 0 ? -1 : 1)) / d);
+    // In 128 bits: limit - start may not fit 64.
+    __int128 span = static_cast<__int128>(b) - a + d + (d > 0 ? -1 : 1);
+    __int128 cnt = span / d;
+    int64_t count = cnt < 0 ? 0 : cnt > INT64_MAX ? INT64_MAX : static_cast<int64_t>(cnt);
     return {(at::arange(count, at::kLong) * d + a).to(st)};
   };
 });

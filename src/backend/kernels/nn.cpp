@@ -18,6 +18,7 @@ struct ConvLike {
   std::vector<int64_t> resolve_pads(const ir::Node& n, at::IntArrayRef in_spatial,
                                     const std::vector<int64_t>& k) const {
     size_t d = in_spatial.size();
+    check_lengths(d, k.size());
     std::vector<int64_t> p = pads.empty() ? std::vector<int64_t>(2 * d, 0) : pads;
     if (p.size() != 2 * d)
       kernel_fail(n, "pads has " + std::to_string(p.size()) + " values; expected " +
@@ -45,12 +46,23 @@ struct ConvLike {
     ends.assign(pads.begin() + d, pads.end());
     return true;
   }
+  // strides and dilations (when given) must have one value per spatial dim, as the kernel.
+  void check_lengths(size_t d, size_t kernel_len) const {
+    auto fits = [d](const std::vector<int64_t>& v) { return v.empty() || v.size() == d; };
+    if (!fits(strides) || !fits(dilations) || kernel_len != d)
+      throw std::invalid_argument(
+          "kernel_shape, strides and dilations must have one value per spatial dim (" +
+          std::to_string(d) + "); they have " + std::to_string(kernel_len) + ", " +
+          std::to_string(strides.size()) + " and " + std::to_string(dilations.size()));
+  }
   int64_t stride(size_t i) const { return strides.empty() ? 1 : strides.at(i); }
   int64_t dilation(size_t i) const { return dilations.empty() ? 1 : dilations.at(i); }
   std::vector<int64_t> stride_vec(size_t d) const {
+    check_lengths(d, d);
     return strides.empty() ? std::vector<int64_t>(d, 1) : strides;
   }
   std::vector<int64_t> dilation_vec(size_t d) const {
+    check_lengths(d, d);
     return dilations.empty() ? std::vector<int64_t>(d, 1) : dilations;
   }
 };
@@ -63,6 +75,14 @@ ConvLike parse_conv_like(const ir::Node& n) {
   c.dilations = n.attr_ints("dilations");
   c.pads = n.attr_ints("pads");
   c.ceil_mode = n.attr_i("ceil_mode", 0) != 0;
+  // Values first (a stride of 0 divides by zero in the output size); lengths against the
+  // input's rank at run time (check_lengths).
+  for (const auto* v : {&c.kernel, &c.strides, &c.dilations})
+    for (int64_t x : *v)
+      if (x < 1)
+        kernel_fail(n, "kernel_shape, strides and dilations must be >= 1, got " + c10::str(*v));
+  for (int64_t x : c.pads)
+    if (x < 0) kernel_fail(n, "pads must be >= 0, got " + c10::str(c.pads));
   return c;
 }
 
@@ -171,6 +191,11 @@ at::Tensor run_conv_transpose(const ir::Node& n, const ConvTransposeAttrs& a, co
   std::vector<int64_t> op =
       a.output_padding.empty() ? std::vector<int64_t>(d, 0) : a.output_padding;
   std::vector<int64_t> pads = c.pads.empty() ? std::vector<int64_t>(2 * d, 0) : c.pads;
+  if (pads.size() != 2 * d || op.size() != d ||
+      (!a.output_shape.empty() && a.output_shape.size() < d))
+    kernel_fail(n, "pads, output_padding and output_shape must have " + std::to_string(2 * d) +
+                       ", " + std::to_string(d) + " and " + std::to_string(d) +
+                       " values for X of rank " + std::to_string(x.dim()));
   bool explicit_pads = a.output_shape.empty() && c.auto_pad == AutoPad::NotSet;
   if (explicit_pads && symmetric(pads))  // ATen crops symmetric pads itself: no copy
     return at::convolution(x, w, b, st, std::vector<int64_t>(pads.begin(), pads.begin() + d), dil,
@@ -407,6 +432,8 @@ TONNX_KERNEL("MaxPool", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   bool want_indices = n.outputs().size() > 1;
   return [c, &n, want_indices, col_major](const Tensors& in) -> Tensors {
     at::Tensor x = in.at(0);
+    if (x.dim() < 3)
+      kernel_fail(n, "X must be [N, C, D1, ...], got rank " + std::to_string(x.dim()));
     size_t d = x.dim() - 2;
     if (c.kernel.size() != d)
       kernel_fail(n, "kernel_shape has " + std::to_string(c.kernel.size()) + " dims but X has " +
@@ -477,6 +504,8 @@ TONNX_KERNEL("AveragePool", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   bool include_pad = n.attr_i("count_include_pad", 0) != 0;
   return [c, &n, include_pad](const Tensors& in) -> Tensors {
     at::Tensor x = in.at(0);
+    if (x.dim() < 3)
+      kernel_fail(n, "X must be [N, C, D1, ...], got rank " + std::to_string(x.dim()));
     size_t d = x.dim() - 2;
     std::vector<int64_t> p = c.resolve_pads(n, x.sizes().slice(2), c.kernel);
     auto st = c.stride_vec(d);
@@ -533,8 +562,9 @@ TONNX_KERNEL("BatchNormalization", 1, kAnyOpset, [](const KernelSpec& s) -> Kern
   // training_mode (14+): normalize with the batch statistics and also return the updated
   // running mean and variance (momentum-weighted, variance unbiased as ONNX's reference).
   bool training = n.attr_i("training_mode", 0) != 0;
-  return [eps, momentum, training](const Tensors& in) -> Tensors {
+  return [&n, eps, momentum, training](const Tensors& in) -> Tensors {
     const at::Tensor& x = in.at(0);
+    if (x.dim() < 2) kernel_fail(n, "X must be [N, C, ...], got rank " + std::to_string(x.dim()));
     if (!training)
       return {at::batch_norm(x, in.at(1), in.at(2), in.at(3), in.at(4), false, 0.0, eps, false)};
     std::vector<int64_t> axes{0};

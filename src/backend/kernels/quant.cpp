@@ -9,6 +9,10 @@ namespace {
 // Per-tensor (scalar) or per-axis (1-D) scale/zero point, shaped to broadcast against x.
 at::Tensor along(const at::Tensor& p, int64_t axis, int64_t rank) {
   if (p.dim() == 0 || p.numel() == 1) return p.reshape({});
+  if (axis < 0 || axis >= rank)
+    throw std::invalid_argument("a per-axis scale or zero point of " + std::to_string(p.numel()) +
+                                " values needs axis " + std::to_string(axis) +
+                                " in a tensor of rank " + std::to_string(rank));
   std::vector<int64_t> shape(rank, 1);
   shape[axis] = p.numel();
   return p.reshape(shape);
@@ -83,6 +87,14 @@ at::Tensor conv_nd(const at::Tensor& x, const at::Tensor& w, const ir::Node& n) 
   if (st.empty()) st.assign(d, 1);
   if (dil.empty()) dil.assign(d, 1);
   if (pads.empty()) pads.assign(2 * d, 0);
+  if (d < 1 || w.dim() != x.dim() || st.size() != static_cast<size_t>(d) ||
+      dil.size() != static_cast<size_t>(d) || pads.size() != static_cast<size_t>(2 * d))
+    kernel_fail(n, "X (rank " + std::to_string(x.dim()) + ") and W (rank " +
+                       std::to_string(w.dim()) + ") must have the same rank >= 3, with " +
+                       std::to_string(d) + " strides and dilations and " + std::to_string(2 * d) +
+                       " pads");
+  for (size_t i = 0; i < st.size(); ++i)
+    if (st[i] < 1 || dil[i] < 1) kernel_fail(n, "strides and dilations must be >= 1");
   std::string ap = n.attr_s("auto_pad", "NOTSET");
   if (ap == "SAME_UPPER" || ap == "SAME_LOWER") {
     for (int64_t i = 0; i < d; ++i) {

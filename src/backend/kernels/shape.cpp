@@ -133,11 +133,28 @@ TONNX_KERNEL("Pad", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   };
 });
 
+// blocksize >= 1 whose square fits, and X 4-D with C (DepthToSpace) or H and W (SpaceToDepth)
+// divisible by it.
+int64_t blocksize(const ir::Node& n) {
+  int64_t b = n.attr_i("blocksize", 1);
+  if (b < 1 || b > (int64_t{1} << 20))
+    kernel_fail(n, "blocksize must be in 1..2^20, got " + std::to_string(b));
+  return b;
+}
+void check_blocks(const ir::Node& n, const at::Tensor& x, int64_t c_div, int64_t hw_div) {
+  if (x.dim() != 4) kernel_fail(n, "X must be 4-D, got rank " + std::to_string(x.dim()));
+  if (x.size(1) % c_div || x.size(2) % hw_div || x.size(3) % hw_div)
+    kernel_fail(n, "X " + c10::str(x.sizes()) + " does not divide into blocks of " +
+                       std::to_string(hw_div > 1 ? hw_div : c_div));
+}
+
 TONNX_KERNEL("DepthToSpace", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
-  int64_t b = s.node.attr_i("blocksize", 1);
+  const ir::Node& n = s.node;
+  int64_t b = blocksize(n);
   bool crd = s.node.attr_s("mode", "DCR") == "CRD";
-  return [b, crd](const Tensors& in) -> Tensors {
+  return [&n, b, crd](const Tensors& in) -> Tensors {
     const at::Tensor& x = in.at(0);
+    check_blocks(n, x, b * b, 1);
     int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
     at::Tensor y;
     if (crd)
@@ -148,9 +165,11 @@ TONNX_KERNEL("DepthToSpace", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   };
 });
 TONNX_KERNEL("SpaceToDepth", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
-  int64_t b = s.node.attr_i("blocksize", 1);
-  return [b](const Tensors& in) -> Tensors {
+  const ir::Node& n = s.node;
+  int64_t b = blocksize(n);
+  return [&n, b](const Tensors& in) -> Tensors {
     const at::Tensor& x = in.at(0);
+    check_blocks(n, x, 1, b);
     int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
     at::Tensor y = x.reshape({N, C, H / b, b, W / b, b}).permute({0, 3, 5, 1, 2, 4});
     return {y.reshape({N, C * b * b, H / b, W / b})};
@@ -204,8 +223,17 @@ TONNX_KERNEL("GatherND", 11, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   return [&n, batch_dims](const Tensors& in) -> Tensors {
     const at::Tensor& x = in.at(0);
     at::Tensor idx = in.at(1).to(at::kLong);
+    if (batch_dims < 0 || idx.dim() < batch_dims + 1 || x.dim() < batch_dims)
+      kernel_fail(n, "batch_dims " + std::to_string(batch_dims) + " does not fit data of rank " +
+                         std::to_string(x.dim()) + " and indices of rank " +
+                         std::to_string(idx.dim()));
     int64_t k = idx.size(-1);
     if (batch_dims + k > x.dim()) kernel_fail(n, "indices' last dim is too large for the data");
+    for (int64_t d = 0; d < batch_dims; ++d)
+      if (idx.size(d) != x.size(d))
+        kernel_fail(n, "indices' batch dim " + std::to_string(d) + " is " +
+                           std::to_string(idx.size(d)) + " but the data's is " +
+                           std::to_string(x.size(d)));
     std::vector<int64_t> batch(x.sizes().begin(), x.sizes().begin() + batch_dims);
     int64_t B = c10::multiply_integers(batch);
     at::Tensor xb = x.reshape([&] {
@@ -221,6 +249,9 @@ TONNX_KERNEL("GatherND", 11, kAnyOpset, [](const KernelSpec& s) -> Kernel {
       int64_t size = xb.size(1 + j);
       at::Tensor ij = ib.select(2, j);
       ij = at::where(ij < 0, ij + size, ij);
+      if (ij.numel() > 0 && (ij.min().item<int64_t>() < 0 || ij.max().item<int64_t>() >= size))
+        kernel_fail(n, "an index along data dim " + std::to_string(batch_dims + j) +
+                           " is out of range for its size " + std::to_string(size));
       lin = lin * size + ij;
     }
     std::vector<int64_t> rest(xb.sizes().begin() + 1 + k, xb.sizes().end());
@@ -234,12 +265,17 @@ TONNX_KERNEL("GatherND", 11, kAnyOpset, [](const KernelSpec& s) -> Kernel {
 });
 
 TONNX_KERNEL("ScatterND", 11, kAnyOpset, [](const KernelSpec& s) -> Kernel {
+  const ir::Node& n = s.node;
   std::string red = s.node.attr_s("reduction", "none");
-  return [red](const Tensors& in) -> Tensors {
+  return [&n, red](const Tensors& in) -> Tensors {
     at::Tensor x = in.at(0).clone();
     at::Tensor idx = in.at(1).to(at::kLong);
     const at::Tensor& upd = in.at(2);
+    if (idx.dim() < 1) kernel_fail(n, "indices must have rank >= 1");
     int64_t k = idx.size(-1);
+    if (k < 1 || k > x.dim())
+      kernel_fail(n, "indices' last dim " + std::to_string(k) + " must be in 1.." +
+                         std::to_string(x.dim()) + " (the data's rank)");
     at::Tensor ii = idx.reshape({-1, k});
     std::vector<int64_t> rest(x.sizes().begin() + k, x.sizes().end());
     at::Tensor u = upd.reshape([&] {

@@ -70,6 +70,9 @@ TONNX_KERNEL("STFT", 17, kAnyOpset, [](const KernelSpec& s) -> Kernel {
       flen = win.size(0);
     else
       kernel_fail(n, "needs a window or a frame_length input");
+    if (step < 1 || flen < 1 || flen > c.size(1))
+      kernel_fail(n, "frame_step must be >= 1 and frame_length in 1.." + std::to_string(c.size(1)) +
+                         ", got " + std::to_string(step) + " and " + std::to_string(flen));
     if (!win.defined()) win = at::ones({flen}, at::kDouble);
     int64_t frames = (c.size(1) - flen) / step + 1;
     at::Tensor f = c.unfold(1, flen, step).narrow(1, 0, frames) * win;

@@ -60,6 +60,25 @@ TONNX_KERNEL("TfIdfVectorizer", 9, kAnyOpset, [](const KernelSpec& s) -> Kernel 
   } else {
     for (int64_t v : n.attr_ints("pool_int64s")) pool.push_back(std::to_string(v));
   }
+  // Every index and count is checked before it is used (a hostile model could point
+  // anywhere): counts are ascending offsets into the pool, indexes columns of a sane output.
+  if (min_n < 1 || max_n < min_n)
+    kernel_fail(n, "min_gram_length " + std::to_string(min_n) + " and max_gram_length " +
+                       std::to_string(max_n) + " must satisfy 1 <= min <= max");
+  if (max_skip < 0) kernel_fail(n, "max_skip_count must be >= 0, got " + std::to_string(max_skip));
+  if (mode != "TF" && mode != "IDF" && mode != "TFIDF")
+    kernel_fail(n, "mode must be TF, IDF or TFIDF, got '" + mode + "'");
+  for (size_t c = 0; c < counts.size(); ++c)
+    if (counts[c] < 0 || counts[c] > static_cast<int64_t>(pool.size()) ||
+        (c > 0 && counts[c] < counts[c - 1]))
+      kernel_fail(n, "ngram_counts[" + std::to_string(c) + "] = " + std::to_string(counts[c]) +
+                         " is not an ascending offset into the pool of " +
+                         std::to_string(pool.size()));
+  constexpr int64_t kMaxColumns = int64_t{1} << 26;
+  for (size_t i = 0; i < indexes.size(); ++i)
+    if (indexes[i] < 0 || indexes[i] >= kMaxColumns)
+      kernel_fail(n, "ngram_indexes[" + std::to_string(i) + "] = " + std::to_string(indexes[i]) +
+                         " is not an output column (0 to " + std::to_string(kMaxColumns - 1) + ")");
   // n-gram (joined by \x1f) -> output column
   std::map<std::string, int64_t> column;
   int64_t out_size = 0;
@@ -102,8 +121,11 @@ TONNX_KERNEL("TfIdfVectorizer", 9, kAnyOpset, [](const KernelSpec& s) -> Kernel 
     for (int64_t b = 0; b < batch; ++b) {
       const auto& r = rows[b];
       std::vector<double> tf(out_size, 0);
-      for (int64_t len = min_n; len <= max_n; ++len) {
-        for (int64_t skip = 0; skip <= (len == 1 ? 0 : max_skip); ++skip) {
+      // Longer n-grams or wider skips than the row cannot match: bounded by the row's length.
+      const int64_t width = static_cast<int64_t>(r.size());
+      for (int64_t len = min_n; len <= std::min(max_n, width); ++len) {
+        int64_t skips = len == 1 ? 0 : std::min(max_skip, width);
+        for (int64_t skip = 0; skip <= skips; ++skip) {
           int64_t span = (len - 1) * (skip + 1) + 1;
           for (int64_t st = 0; st + span <= static_cast<int64_t>(r.size()); ++st) {
             std::string key;

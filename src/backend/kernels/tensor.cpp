@@ -209,6 +209,10 @@ TONNX_KERNEL("Slice", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
     if (axes.empty())
       for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
     if (steps.empty()) steps.assign(starts.size(), 1);
+    if (axes.size() != starts.size() || steps.size() != starts.size())
+      kernel_fail(n, "starts, ends, axes and steps must have the same length; got " +
+                         std::to_string(starts.size()) + ", " + std::to_string(ends.size()) + ", " +
+                         std::to_string(axes.size()) + " and " + std::to_string(steps.size()));
     for (size_t i = 0; i < starts.size(); ++i) {
       int64_t a = norm_axis(n, axes[i], x.dim());
       int64_t dim = x.size(a), step = steps[i];
