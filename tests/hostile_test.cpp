@@ -361,6 +361,62 @@ TEST(Hostile, AttributeAndShapeValuesAreChecked) {
       "samples per bin");
 }
 
+// The ATen domain calls LibTorch's dispatcher: a model file may not reach ops that read files,
+// skip checks or write into their inputs, nor pass an out-of-range enum.
+TEST(Hostile, AtenNodesAreLimited) {
+  auto aten = [](const std::string& op, const std::string& attr_op) {
+    onnx::ModelProto m = model(op, {"x"});
+    auto* imp = m.add_opset_import();
+    imp->set_domain("org.pytorch.aten");
+    imp->set_version(1);
+    auto* n = m.mutable_graph()->mutable_node(0);
+    n->set_domain("org.pytorch.aten");
+    if (!attr_op.empty()) {
+      auto* a = n->add_attribute();
+      a->set_name("operator");
+      a->set_type(onnx::AttributeProto::STRING);
+      a->set_s(attr_op);
+    }
+    return m;
+  };
+  expect_error([&] { prepare(aten("ATen", "from_file")); },
+               "aten::from_file reads files or memory outside tensors");
+  expect_error([&] { prepare(aten("abs_", "")); }, "aten::abs_ writes into its input");
+  expect_error([&] { prepare(aten("ATen", "_sparse_coo_tensor_unsafe")); }, "private to LibTorch");
+  onnx::ModelProto ones = aten("ones_like", "");
+  attr_i(ones.mutable_graph()->mutable_node(0), "dtype", 200);
+  auto rep = prepare(ones);
+  expect_error([&] { rep.run({torch::zeros({2})}); },
+               "attribute 'dtype' = 200 is not a ScalarType");
+  EXPECT_TRUE(prepare(aten("ATen", "abs")).run({-torch::ones({2})})[0].equal(torch::ones({2})));
+}
+
+// String inputs whose data and shape disagree, and MelWeightMatrix with an edge of 10^15 Hz.
+TEST(Hostile, StringInputsAndSignalSizes) {
+  onnx::ModelProto m = model("Identity", {"s"});
+  input_type(m, 0, onnx::TensorProto::STRING);
+  auto rep = prepare(m);
+  tonnx::backend::StringTensor st;
+  st.shape = {2, 3};
+  st.data = {"a", "b"};
+  expect_error([&] { rep.run_values({tonnx::backend::RunValue(st)}); },
+               "holds 2 strings but its shape needs 6");
+  onnx::ModelProto mel = model("MelWeightMatrix", {"b", "d", "r", "lo", "hi"});
+  for (int i = 0; i < 3; ++i) input_type(mel, i, onnx::TensorProto::INT64);
+  auto mw = prepare(mel);
+  auto t0 = std::chrono::steady_clock::now();
+  auto y = mw.run({torch::tensor(4L), torch::tensor(16L), torch::tensor(1L), torch::tensor(0.f),
+                   torch::tensor(1e15f)})[0];
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  EXPECT_EQ(y.sizes(), (std::vector<int64_t>{9, 4}));
+  expect_error(
+      [&] {
+        mw.run({torch::tensor(4L), torch::tensor(16L), torch::tensor(0L), torch::tensor(0.f),
+                torch::tensor(1.f)});
+      },
+      "sample_rate >= 1");
+}
+
 // TfIdfVectorizer: indexes outside the output (a heap write before the block), counts outside
 // the pool, and a max_skip_count of 10^18 (CPU-bound for ever) bounded by the row.
 TEST(Hostile, TfIdfVectorizerAttributes) {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <mutex>
 #include <set>
+#include <limits>
 #include <sstream>
 #include <unordered_map>
 
@@ -302,6 +303,20 @@ RunValues run_plan(const SubPlan& p, const RunValues& inputs, const RunValues& c
   for (const auto& [s, t] : p.constants) slots[s] = t;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i].is_tensor()) check_input(p.inputs[i], inputs[i].tensor(), p.check_shapes);
+    if (inputs[i].is_strings()) {
+      // Kernels index a string tensor's data by its shape: they must agree.
+      const StringTensor& st = inputs[i].strings();
+      int64_t numel = 1;
+      for (int64_t d : st.shape) {
+        if (d < 0 || (d > 0 && numel > std::numeric_limits<int64_t>::max() / d))
+          throw std::invalid_argument("input '" + p.inputs[i].name + "' has a bad shape");
+        numel *= d;
+      }
+      if (static_cast<size_t>(numel) != st.data.size())
+        throw std::invalid_argument("input '" + p.inputs[i].name + "' holds " +
+                                    std::to_string(st.data.size()) +
+                                    " strings but its shape needs " + std::to_string(numel));
+    }
     slots[p.inputs[i].slot] = inputs[i];
   }
   RunValues args;

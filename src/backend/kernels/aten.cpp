@@ -6,6 +6,8 @@
 // schema's arguments, and absent ones take the schema's defaults.
 #include <ATen/core/dispatch/Dispatcher.h>
 
+#include <set>
+
 #include "backend/kernels/kernel.h"
 
 namespace tonnx::backend {
@@ -39,8 +41,23 @@ c10::IValue attr_to_ivalue(const ir::Node& n, const c10::Argument& a, const ir::
   switch (t->kind()) {
     case c10::TypeKind::BoolType:
       return c10::IValue(v.i() != 0);
-    case c10::TypeKind::IntType:
+    case c10::TypeKind::IntType: {
+      // dtype / layout / memory_format are enums passed as ints: in range, or LibTorch would
+      // index its type tables with them.
+      c10::TypePtr real = a.real_type();
+      if (auto opt = real->cast<c10::OptionalType>()) real = opt->getElementType();
+      int64_t limit = -1;
+      if (real->kind() == c10::TypeKind::ScalarTypeType)
+        limit = static_cast<int64_t>(at::ScalarType::NumOptions);
+      if (real->kind() == c10::TypeKind::LayoutType)
+        limit = static_cast<int64_t>(at::Layout::NumOptions);
+      if (real->kind() == c10::TypeKind::MemoryFormatType)
+        limit = static_cast<int64_t>(at::MemoryFormat::NumOptions);
+      if (limit >= 0 && (v.i() < 0 || v.i() >= limit))
+        kernel_fail(n, "attribute '" + a.name() + "' = " + std::to_string(v.i()) + " is not a " +
+                           real->annotation_str());
       return c10::IValue(v.i());
+    }
     case c10::TypeKind::FloatType:
       return c10::IValue(static_cast<double>(v.kind() == K::Int ? v.i() : v.f()));
     case c10::TypeKind::NumberType:
@@ -59,6 +76,37 @@ c10::IValue attr_to_ivalue(const ir::Node& n, const c10::Argument& a, const ir::
       break;
   }
   kernel_fail(n, "attribute '" + a.name() + "' cannot be passed as " + a.type()->annotation_str());
+}
+
+// Ops a model file may not call: they read files (from_file), skip LibTorch's own checks
+// (_unsafe, sparse constructors, private _ops), change a tensor's storage or strides in place
+// (set_, resize_, as_strided), or write into their inputs (shared initializers): a hostile
+// model must not reach them. Schemas that mutate an argument are refused too.
+std::string refused_aten_op(const std::string& op, const c10::FunctionSchema& schema) {
+  static const std::set<std::string> kNames = {"from_file",
+                                               "as_strided",
+                                               "as_strided_scatter",
+                                               "set",
+                                               "resize",
+                                               "resize_as",
+                                               "empty_strided",
+                                               "sparse_coo_tensor",
+                                               "sparse_csr_tensor",
+                                               "sparse_compressed_tensor",
+                                               "_sparse_coo_tensor_unsafe",
+                                               "data_ptr",
+                                               "storage_offset",
+                                               "set_data",
+                                               "_local_scalar_dense",
+                                               "lift_fresh"};
+  if (op.empty() || op[0] == '_') return "is private to LibTorch";
+  if (op.back() == '_') return "writes into its input";
+  if (op.find("unsafe") != std::string::npos) return "skips LibTorch's checks";
+  if (kNames.count(op)) return "reads files or memory outside tensors";
+  for (const c10::Argument& a : schema.arguments())
+    if (a.alias_info() && a.alias_info()->isWrite())
+      return "writes into its argument '" + a.name() + "'";
+  return "";
 }
 
 KernelFactory aten_kernel(bool from_attr) {
@@ -81,6 +129,11 @@ KernelFactory aten_kernel(bool from_attr) {
           n, "LibTorch has no operator aten::" + op + (overload.empty() ? "" : "." + overload));
     c10::OperatorHandle h = *handle;
     const c10::FunctionSchema& schema = h.schema();
+    std::string refused = refused_aten_op(op, schema);
+    if (!refused.empty())
+      kernel_fail(n, "aten::" + op + " " + refused +
+                         "; tonnx's backend does not run it from a "
+                         "model file");
     // Inputs the tensor arguments take: one each, and a list's count from its attribute.
     size_t wanted = 0;
     for (const c10::Argument& a : schema.arguments()) {
@@ -89,9 +142,12 @@ KernelFactory aten_kernel(bool from_attr) {
         ++wanted;
       } else if (is_tensor_list_arg(a, &optional_elems)) {
         const ir::AttrValue* count = n.attr(a.name());
-        if (!count || count->kind() != ir::AttrValue::Kind::Int || count->i() < 0)
+        if (!count || count->kind() != ir::AttrValue::Kind::Int || count->i() < 0 ||
+            count->i() > static_cast<int64_t>(n.inputs().size()))
           kernel_fail(n, "the tensor list argument '" + a.name() + "' of aten::" + op +
-                             " needs an int attribute '" + a.name() + "' with its length");
+                             " needs an int attribute '" + a.name() +
+                             "' with its length (at most the node's " +
+                             std::to_string(n.inputs().size()) + " inputs)");
         wanted += static_cast<size_t>(count->i());
       }
     }

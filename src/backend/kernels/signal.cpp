@@ -2,6 +2,8 @@
 // real tensors with a trailing dim of 2 (real, imaginary), as ONNX specifies.
 #include <c10/util/complex.h>
 
+#include <algorithm>
+
 #include "backend/kernels/kernel.h"
 
 namespace tonnx::backend {
@@ -83,18 +85,27 @@ TONNX_KERNEL("STFT", 17, kAnyOpset, [](const KernelSpec& s) -> Kernel {
 });
 
 TONNX_KERNEL("MelWeightMatrix", 17, kAnyOpset, [](const KernelSpec& s) -> Kernel {
+  const ir::Node& n = s.node;
   at::ScalarType st = out_type(s.node);
-  return [st](const Tensors& in) -> Tensors {
+  return [&n, st](const Tensors& in) -> Tensors {
     int64_t bins = in.at(0).item<int64_t>(), dft = in.at(1).item<int64_t>();
     int64_t rate = in.at(2).item<int64_t>();
     double lo = in.at(3).item<double>(), hi = in.at(4).item<double>();
+    constexpr int64_t kMax = int64_t{1} << 24;
+    if (bins < 1 || bins > kMax || dft < 1 || dft > kMax || rate < 1 || !std::isfinite(lo) ||
+        !std::isfinite(hi) || lo < 0 || hi < lo)
+      kernel_fail(n,
+                  "num_mel_bins and dft_length must be in 1..2^24, sample_rate >= 1 and "
+                  "0 <= lower_edge_hertz <= upper_edge_hertz, finite");
     int64_t spec_bins = dft / 2 + 1;
     auto mel = [](double hz) { return 2595 * std::log10(1 + hz / 700); };
     double lo_mel = mel(lo), step = (mel(hi) - lo_mel) / static_cast<double>(bins + 2);
     std::vector<int64_t> f(bins + 2);
     for (int64_t i = 0; i < bins + 2; ++i) {
       double hz = 700 * (std::pow(10.0, (i * step + lo_mel) / 2595) - 1);
-      f[i] = static_cast<int64_t>(std::floor((dft + 1) * hz / static_cast<double>(rate)));
+      // Clamped far outside the spectrum only so that the cast is defined.
+      double bin = std::floor((dft + 1) * hz / static_cast<double>(rate));
+      f[i] = static_cast<int64_t>(std::clamp(bin, -4.0e18, 4.0e18));
     }
     at::Tensor out = at::zeros({spec_bins, bins}, at::kDouble);
     auto o = out.accessor<double, 2>();
@@ -103,14 +114,13 @@ TONNX_KERNEL("MelWeightMatrix", 17, kAnyOpset, [](const KernelSpec& s) -> Kernel
       if (c == l) {
         if (c >= 0 && c < spec_bins) o[c][i] = 1;
       } else {
-        for (int64_t j = l; j <= c; ++j)
-          if (j >= 0 && j < spec_bins)
-            o[j][i] = static_cast<double>(j - l) / static_cast<double>(c - l);
+        // Only the bins inside the spectrum: the loops stay as long as the output.
+        for (int64_t j = std::max<int64_t>(l, 0); j <= std::min(c, spec_bins - 1); ++j)
+          o[j][i] = static_cast<double>(j - l) / static_cast<double>(c - l);
       }
       if (u > c)
-        for (int64_t j = c; j < u; ++j)
-          if (j >= 0 && j < spec_bins)
-            o[j][i] = static_cast<double>(u - j) / static_cast<double>(u - c);
+        for (int64_t j = std::max<int64_t>(c, 0); j < std::min(u, spec_bins); ++j)
+          o[j][i] = static_cast<double>(u - j) / static_cast<double>(u - c);
     }
     return {out.to(st)};
   };
