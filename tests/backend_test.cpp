@@ -19,24 +19,7 @@ namespace fs = std::filesystem;
 using tonnx::backend::prepare;
 
 onnx::ModelProto one_node(const std::string& op, std::vector<std::string> inputs, int opset = 17) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  auto* imp = m.add_opset_import();
-  imp->set_domain("");
-  imp->set_version(opset);
-  auto* g = m.mutable_graph();
-  g->set_name("g");
-  auto* n = g->add_node();
-  n->set_op_type(op);
-  for (const auto& i : inputs) {
-    n->add_input(i);
-    auto* vi = g->add_input();
-    vi->set_name(i);
-    vi->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-  }
-  n->add_output("y");
-  g->add_output()->set_name("y");
-  return m;
+  return tonnx::test::one_node_model(op, inputs, opset);
 }
 
 // Expects `f` to throw an exception whose message contains `what`.

@@ -23,30 +23,8 @@ namespace {
 namespace fs = std::filesystem;
 using tonnx::backend::prepare;
 
-// y = op(inputs...), float inputs of unknown shape, opset `opset`.
 onnx::ModelProto model(const std::string& op, std::vector<std::string> inputs, int opset = 17) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  auto* imp = m.add_opset_import();
-  imp->set_domain("");
-  imp->set_version(opset);
-  auto* g = m.mutable_graph();
-  g->set_name("g");
-  auto* n = g->add_node();
-  n->set_op_type(op);
-  n->set_name("n");
-  for (const auto& i : inputs) {
-    n->add_input(i);
-    if (i.empty()) continue;
-    auto* vi = g->add_input();
-    vi->set_name(i);
-    vi->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-  }
-  n->add_output("y");
-  auto* out = g->add_output();
-  out->set_name("y");
-  out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-  return m;
+  return tonnx::test::one_node_model(op, inputs, opset);
 }
 
 void attr_i(onnx::NodeProto* n, const std::string& name, int64_t v) {

@@ -38,6 +38,32 @@ std::string source_dir() {
   return s ? s : TONNX_TEST_SOURCE_DIR;
 }
 
+onnx::ModelProto one_node_model(const std::string& op, const std::vector<std::string>& inputs,
+                                int opset) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto* imp = m.add_opset_import();
+  imp->set_domain("");
+  imp->set_version(opset);
+  auto* g = m.mutable_graph();
+  g->set_name("g");
+  auto* n = g->add_node();
+  n->set_op_type(op);
+  n->set_name("n");
+  for (const auto& i : inputs) {
+    n->add_input(i);
+    if (i.empty()) continue;
+    auto* vi = g->add_input();
+    vi->set_name(i);
+    vi->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  }
+  n->add_output("y");
+  auto* out = g->add_output();
+  out->set_name("y");
+  out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  return m;
+}
+
 std::string temp_dir(const std::string& name) {
   fs::path p = fs::path(TONNX_TEST_BINARY_DIR) / "test_tmp" / name;
   fs::remove_all(p);

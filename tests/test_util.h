@@ -8,10 +8,17 @@
 #include <string>
 #include <vector>
 
+#include <onnx/onnx_pb.h>
+
 #include "tonnx/compare.h"
 #include "tonnx/export.h"
 
 namespace tonnx::test {
+
+// A model of one node `op` named "n": y = op(inputs...), float inputs of unknown shape (an
+// empty name is an omitted optional input), a float output, ai.onnx at `opset`.
+onnx::ModelProto one_node_model(const std::string& op, const std::vector<std::string>& inputs,
+                                int opset = 17);
 
 std::string source_dir();
 // A fresh, empty folder for this test (under the build tree).
