@@ -1,0 +1,225 @@
+// Reading and writing model and tensor files: regular files only, read without blocking;
+// writes atomic through an unnamed temporary (O_TMPFILE) so that nothing is left behind.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <random>
+#include <streambuf>
+#include <vector>
+
+#include "tonnx/proto.h"
+
+namespace tonnx {
+namespace fs = std::filesystem;
+
+namespace {
+// The whole of a regular file (a folder, a FIFO or a device is refused without blocking), up to
+// protobuf's 2 GB limit.
+std::string read_bytes(const std::string& path, const char* what) {
+  auto fail = [&](const std::string& why) {
+    return std::runtime_error(std::string("cannot read ") + what + " '" + path + "': " + why);
+  };
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw fail(std::strerror(errno));
+  struct stat sb {};
+  if (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    bool dir = S_ISDIR(sb.st_mode);
+    ::close(fd);
+    throw fail(dir ? "it is a folder" : "it is not a regular file");
+  }
+  if (sb.st_size > std::numeric_limits<int>::max()) {
+    ::close(fd);
+    throw fail("it is " + std::to_string(sb.st_size) +
+               " bytes, over protobuf's 2 GB limit (large weights belong in external data)");
+  }
+  std::string bytes(static_cast<size_t>(sb.st_size), '\0');
+  size_t got = 0;
+  while (got < bytes.size()) {
+    ssize_t r = ::read(fd, bytes.data() + got, bytes.size() - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += static_cast<size_t>(r);
+  }
+  ::close(fd);
+  if (got != bytes.size()) throw fail("it changed size while being read");
+  return bytes;
+}
+}  // namespace
+
+onnx::ModelProto read_model_proto(const std::string& path) {
+  std::string bytes = read_bytes(path, "model file");
+  if (bytes.empty())
+    throw std::runtime_error("'" + path + "' is not a valid ONNX model: it is empty");
+  onnx::ModelProto m;
+  if (!m.ParseFromString(bytes))
+    throw std::runtime_error("'" + path +
+                             "' is not a valid ONNX model: its protobuf does not parse (" +
+                             std::to_string(bytes.size()) +
+                             " bytes; truncated, not an .onnx file, or nested more than 100 "
+                             "levels deep?)");
+  if (!m.has_graph())
+    throw std::runtime_error("'" + path + "' is not a valid ONNX model: it has no graph");
+  return m;
+}
+
+onnx::TensorProto read_tensor_proto(const std::string& path) {
+  std::string bytes = read_bytes(path, "tensor file");
+  onnx::TensorProto t;
+  if (!t.ParseFromString(bytes))
+    throw std::runtime_error("'" + path + "' is not a serialized onnx TensorProto");
+  return t;
+}
+
+ir::Model load_model(const std::string& path) {
+  onnx::ModelProto p = read_model_proto(path);
+  std::string dir = fs::path(path).parent_path().string();
+  return model_from_proto(p, dir);
+}
+
+void write_file_atomic(const std::string& path, const std::string& bytes) {
+  write_file_atomic(path, [&](std::ostream& out) {
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  });
+}
+
+namespace {
+// An ostream buffer over a file descriptor, in 1 MB writes.
+class FdBuf : public std::streambuf {
+ public:
+  explicit FdBuf(int fd) : fd_(fd), buf_(1 << 20) { setp(buf_.data(), buf_.data() + buf_.size()); }
+  ~FdBuf() override { flush(); }
+  bool ok() const { return ok_; }
+
+ protected:
+  int overflow(int c) override {
+    if (!flush()) return traits_type::eof();
+    if (c != traits_type::eof()) {
+      *pptr() = static_cast<char>(c);
+      pbump(1);
+    }
+    return c == traits_type::eof() ? 0 : c;
+  }
+  int sync() override { return flush() ? 0 : -1; }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    if (n >= static_cast<std::streamsize>(buf_.size())) {
+      if (!flush() || !write_all(s, static_cast<size_t>(n))) return 0;
+      return n;
+    }
+    return std::streambuf::xsputn(s, n);
+  }
+
+ private:
+  bool write_all(const char* s, size_t n) {
+    while (ok_ && n > 0) {
+      ssize_t w = ::write(fd_, s, n);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
+        ok_ = false;
+        break;
+      }
+      s += w;
+      n -= static_cast<size_t>(w);
+    }
+    return ok_;
+  }
+  bool flush() {
+    size_t n = static_cast<size_t>(pptr() - pbase());
+    setp(buf_.data(), buf_.data() + buf_.size());
+    return write_all(buf_.data(), n);
+  }
+  int fd_;
+  std::vector<char> buf_;
+  bool ok_ = true;
+};
+
+// Temporaries of earlier writes to `target` whose process is gone (killed mid-write where the
+// filesystem has no O_TMPFILE): ".NAME.tmp.PID.RANDOM".
+void remove_stale_temps(const fs::path& dir, const std::string& name) {
+  std::string prefix = "." + name + ".tmp.";
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    std::string f = e.path().filename().string();
+    if (f.compare(0, prefix.size(), prefix) != 0) continue;
+    long pid = std::strtol(f.c_str() + prefix.size(), nullptr, 10);
+    if (pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH)) continue;
+    fs::remove(e.path(), ec);
+  }
+}
+}  // namespace
+
+// Writes through an unnamed temporary file (O_TMPFILE) linked into place only when complete,
+// so that a process killed mid-write leaves nothing; where the filesystem has no O_TMPFILE,
+// through a named temporary that the next write to the same target removes.
+void write_file_atomic(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  fs::path target(path);
+  fs::path dir = target.parent_path();
+  if (dir.empty()) dir = ".";
+  if (!fs::is_directory(dir))
+    throw std::runtime_error("cannot write '" + path + "': folder '" + dir.string() +
+                             "' does not exist");
+  if (fs::is_directory(target))
+    throw std::runtime_error("cannot write '" + path + "': it is a folder");
+  const std::string name = target.filename().string();
+  remove_stale_temps(dir, name);
+  std::random_device rd;
+  fs::path tmp =
+      dir / ("." + name + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(rd()));
+  bool unnamed = true;
+  int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    unnamed = false;
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  }
+  if (fd < 0) throw std::runtime_error("cannot write '" + path + "': " + std::strerror(errno));
+  auto discard = [&] {
+    ::close(fd);
+    std::error_code ec;
+    if (!unnamed) fs::remove(tmp, ec);
+  };
+  bool ok = false;
+  std::exception_ptr failure;
+  {
+    FdBuf buf(fd);
+    std::ostream out(&buf);
+    try {
+      write(out);
+      out.flush();
+      ok = out.good() && buf.ok();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  }  // the buffer is flushed into the temporary before it is discarded
+  if (failure) {
+    discard();
+    std::rethrow_exception(failure);
+  }
+  if (!ok) {
+    discard();
+    throw std::runtime_error("writing '" + path + "' failed (disk full?)");
+  }
+  if (unnamed) {
+    // Give the finished file a temporary name, then rename it over the target atomically.
+    std::string proc = "/proc/self/fd/" + std::to_string(fd);
+    if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, tmp.c_str(), AT_SYMLINK_FOLLOW) != 0) {
+      int err = errno;
+      ::close(fd);
+      throw std::runtime_error("cannot write '" + path + "': " + std::strerror(err));
+    }
+    unnamed = false;
+  }
+  ::close(fd);
+  std::error_code ec;
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw std::runtime_error("cannot replace '" + path + "': " + ec.message());
+  }
+}
+
+}  // namespace tonnx
