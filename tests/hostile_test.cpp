@@ -321,6 +321,15 @@ TEST(Hostile, AttributeAndShapeValuesAreChecked) {
         range.run({torch::tensor(INT64_MAX), torch::tensor(-1L), torch::tensor(-1L)});
       },
       "Range node 'n' failed");
+  // Resize of an empty axis to a non-empty one (a write through a null row once).
+  onnx::ModelProto rs = model("Resize", {"x", "", "", "sizes"});
+  input_type(rs, 1, onnx::TensorProto::INT64);
+  auto resize = prepare(rs);
+  expect_error(
+      [&] {
+        resize.run({torch::ones({1, 1, 0, 2}), torch::tensor({1L, 1L, 3L, 2L})});
+      },
+      "cannot resize an axis of size 0 to 3");
   // RoiAlign with a NaN corner, and with a box needing billions of samples per bin.
   onnx::ModelProto ra = model("RoiAlign", {"x", "rois", "b"});
   input_type(ra, 2, onnx::TensorProto::INT64);

@@ -76,12 +76,19 @@ int64_t nearest_index(Rounding mode, double x) {
 // Weights [out, in] for one axis, and which outputs fall outside (tf_crop_and_resize).
 std::pair<at::Tensor, at::Tensor> axis_weights(const ResizeAttrs& a, int64_t in, int64_t out,
                                                double scale, double start, double end) {
+  if (in == 0 && out > 0)
+    throw std::invalid_argument("cannot resize an axis of size 0 to " + std::to_string(out));
   at::Tensor m = at::zeros({out, in}, at::kDouble);
   at::Tensor outside = at::zeros({out}, at::kBool);
   auto M = m.accessor<double, 2>();
   auto clampi = [in](int64_t k) { return std::clamp<int64_t>(k, 0, in - 1); };
   for (int64_t i = 0; i < out; ++i) {
     double x = source_coord(a, i, in, in * scale, scale, start, end);
+    // A NaN or astronomically far coordinate (a scale of 1e-300, a hostile roi) would make
+    // the index casts undefined.
+    if (!(std::fabs(x) < 1e15))
+      throw std::invalid_argument("the scale or roi maps output " + std::to_string(i) +
+                                  " to source coordinate " + std::to_string(x));
     if (a.coord == Coord::TfCropAndResize && (x < 0 || x > in - 1)) outside[i] = true;
     if (a.mode == Mode::Nearest) {
       M[i][clampi(nearest_index(a.nearest, x))] = 1;
