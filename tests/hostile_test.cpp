@@ -321,6 +321,21 @@ TEST(Hostile, AttributeAndShapeValuesAreChecked) {
         range.run({torch::tensor(INT64_MAX), torch::tensor(-1L), torch::tensor(-1L)});
       },
       "Range node 'n' failed");
+  // LRN of size 0 (a division by zero), OneHot of NaN depth, EyeLike with k near INT64_MAX.
+  onnx::ModelProto lrn = model("LRN", {"x"});
+  attr_i(lrn.mutable_graph()->mutable_node(0), "size", 0);
+  expect_error([&] { prepare(lrn); }, "size must be >= 1, got 0");
+  onnx::ModelProto oh = model("OneHot", {"i", "d", "v"});
+  input_type(oh, 0, onnx::TensorProto::INT64);
+  auto onehot = prepare(oh);
+  expect_error(
+      [&] {
+        onehot.run({torch::tensor({1L}), torch::tensor(NAN), torch::tensor({0.f, 1.f})});
+      },
+      "depth must be a number >= 1");
+  onnx::ModelProto eye = model("EyeLike", {"x"});
+  attr_i(eye.mutable_graph()->mutable_node(0), "k", INT64_MAX);
+  EXPECT_TRUE(prepare(eye).run({torch::ones({2, 2})})[0].equal(torch::zeros({2, 2})));
   // Resize of an empty axis to a non-empty one (a write through a null row once).
   onnx::ModelProto rs = model("Resize", {"x", "", "", "sizes"});
   input_type(rs, 1, onnx::TensorProto::INT64);

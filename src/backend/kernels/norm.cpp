@@ -37,8 +37,10 @@ TONNX_KERNEL("LRN", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   double alpha = n.attr_f("alpha", 1e-4f), beta = n.attr_f("beta", 0.75f),
          bias = n.attr_f("bias", 1.0f);
   int64_t size = n.attr_i("size", 1);
-  return [alpha, beta, bias, size](const Tensors& in) -> Tensors {
+  if (size < 1) kernel_fail(n, "size must be >= 1, got " + std::to_string(size));
+  return [&n, alpha, beta, bias, size](const Tensors& in) -> Tensors {
     const at::Tensor& x = in.at(0);
+    if (x.dim() < 2) kernel_fail(n, "X must be [N, C, ...], got rank " + std::to_string(x.dim()));
     int64_t C = x.size(1);
     at::Tensor sq = x * x, sum = at::zeros_like(x);
     int64_t lo = (size - 1) / 2, hi = size - 1 - lo;

@@ -25,6 +25,7 @@ TONNX_KERNEL("EyeLike", 9, kAnyOpset, [](const KernelSpec& s) -> Kernel {
         dtype ? ir::scalar_type_from_dtype(static_cast<ir::DType>(dtype)) : x.scalar_type();
     at::Tensor y = at::zeros(x.sizes(), st);
     int64_t rows = x.size(0), cols = x.size(1);
+    if (k >= cols || k <= -rows) return {y};  // the diagonal misses the matrix (no i + k overflow)
     for (int64_t i = 0; i < rows; ++i)
       if (i + k >= 0 && i + k < cols) y[i][i + k] = 1;
     return {y};
@@ -90,6 +91,10 @@ TONNX_KERNEL("Pad", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
     if (pads.size() != 2 * axes.size())
       kernel_fail(n, "pads has " + std::to_string(pads.size()) + " values; expected " +
                          std::to_string(2 * axes.size()));
+    constexpr int64_t kMaxPad = int64_t{1} << 40;  // no -pad overflow below
+    for (int64_t v : pads)
+      if (v < -kMaxPad || v > kMaxPad)
+        kernel_fail(n, "pad " + std::to_string(v) + " is out of range");
     std::vector<int64_t> full(2 * r, 0);
     for (size_t i = 0; i < axes.size(); ++i) {
       full[axes[i]] = pads[i];
@@ -309,7 +314,10 @@ TONNX_KERNEL("OneHot", 9, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   int64_t axis = n.attr_i("axis", -1);
   return [&n, axis](const Tensors& in) -> Tensors {
     at::Tensor idx = in.at(0);
-    int64_t depth = static_cast<int64_t>(in.at(1).item<double>());
+    double depth_in = in.at(1).item<double>();
+    if (!(depth_in >= 1 && depth_in < 9.0e18))
+      kernel_fail(n, "depth must be a number >= 1, got " + std::to_string(depth_in));
+    int64_t depth = static_cast<int64_t>(depth_in);
     const at::Tensor& values = in.at(2);
     at::Tensor i = idx.to(at::kLong);
     i = at::where(i < 0, i + depth, i);
