@@ -22,16 +22,7 @@ onnx::ModelProto one_node(const std::string& op, std::vector<std::string> inputs
   return tonnx::test::one_node_model(op, inputs, opset);
 }
 
-// Expects `f` to throw an exception whose message contains `what`.
-template <typename F>
-void expect_error(F f, const std::string& what) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an error containing '" << what << "'";
-  } catch (const std::exception& e) {
-    EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
-  }
-}
+using tonnx::test::expect_error;
 
 TEST(BackendBadInput, TruncatedProtobuf) {
   onnx::ModelProto m = one_node("Relu", {"x"});

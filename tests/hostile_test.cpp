@@ -34,19 +34,7 @@ void attr_i(onnx::NodeProto* n, const std::string& name, int64_t v) {
   a->set_i(v);
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
-void expect_error(const std::function<void()>& f, const std::string& what) {
-  std::string e = error_of(f);
-  EXPECT_NE(e.find(what), std::string::npos) << "expected '" << what << "' in: " << e;
-}
+using tonnx::test::expect_error;
 
 std::string write(const std::string& dir, const std::string& name, const onnx::ModelProto& m) {
   std::string path = dir + "/" + name;

@@ -38,6 +38,16 @@ std::string source_dir() {
   return s ? s : TONNX_TEST_SOURCE_DIR;
 }
 
+void expect_error(const std::function<void()>& f, const std::string& what) {
+  try {
+    f();
+    ADD_FAILURE() << "expected an error containing '" << what << "'";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find(what), std::string::npos)
+        << "expected '" << what << "' in: " << e.what();
+  }
+}
+
 onnx::ModelProto one_node_model(const std::string& op, const std::vector<std::string>& inputs,
                                 int opset) {
   onnx::ModelProto m;

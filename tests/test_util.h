@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,10 @@ namespace tonnx::test {
 
 // A model of one node `op` named "n": y = op(inputs...), float inputs of unknown shape (an
 // empty name is an omitted optional input), a float output, ai.onnx at `opset`.
+// Expects `f` to throw an exception whose message contains `what` (a gtest failure naming
+// both otherwise).
+void expect_error(const std::function<void()>& f, const std::string& what);
+
 onnx::ModelProto one_node_model(const std::string& op, const std::vector<std::string>& inputs,
                                 int opset = 17);
 

@@ -1,4 +1,4 @@
-// Neural-network kernels: convolution, pooling, normalization, Gemm/MatMul, softmax.
+// Neural-network kernels: convolution, pooling, Gemm/MatMul, softmax, dropout.
 #include "backend/kernels/kernel.h"
 #include "backend/onednn.h"
 
@@ -555,32 +555,6 @@ TONNX_KERNEL("GlobalMaxPool", 1, kAnyOpset, [](const KernelSpec&) -> Kernel {
   };
 });
 
-TONNX_KERNEL("BatchNormalization", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
-  const ir::Node& n = s.node;
-  double eps = n.attr_f("epsilon", 1e-5f);
-  double momentum = n.attr_f("momentum", 0.9f);
-  // training_mode (14+): normalize with the batch statistics and also return the updated
-  // running mean and variance (momentum-weighted, variance unbiased as ONNX's reference).
-  bool training = n.attr_i("training_mode", 0) != 0;
-  return [&n, eps, momentum, training](const Tensors& in) -> Tensors {
-    const at::Tensor& x = in.at(0);
-    if (x.dim() < 2) kernel_fail(n, "X must be [N, C, ...], got rank " + std::to_string(x.dim()));
-    if (!training)
-      return {at::batch_norm(x, in.at(1), in.at(2), in.at(3), in.at(4), false, 0.0, eps, false)};
-    std::vector<int64_t> axes{0};
-    for (int64_t i = 2; i < x.dim(); ++i) axes.push_back(i);
-    at::Tensor mean = x.mean(axes), var = x.var(axes, /*unbiased=*/false);
-    std::vector<int64_t> shape(x.dim(), 1);
-    shape[1] = -1;
-    at::Tensor y =
-        (x - mean.reshape(shape)) / at::sqrt(var.reshape(shape) + eps) * in.at(1).reshape(shape) +
-        in.at(2).reshape(shape);
-    at::Tensor rm = in.at(3) * momentum + mean * (1 - momentum);
-    at::Tensor rv = in.at(4) * momentum + var * (1 - momentum);
-    return {y, rm, rv};
-  };
-});
-
 // alpha * a @ b + beta * c (c broadcast to the result, or undefined). A single row times a
 // large matrix runs as a matrix-vector product: OpenBLAS's GEMM is 2-10x slower than its
 // GEMV there (AlexNet's classifier at batch 1: 44 ms -> 11 ms). GEMV sums in another order
@@ -693,21 +667,6 @@ TONNX_KERNEL("Dropout", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
     // Training: a fresh mask from LibTorch's generator, scaled by 1 / (1 - ratio).
     at::Tensor mask = at::rand(x.sizes(), at::kDouble) >= ratio;
     return {(x * mask / (1 - ratio)).to(x.scalar_type()), mask};
-  };
-});
-
-TONNX_KERNEL("Flatten", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
-  int64_t axis = s.node.attr_i("axis", 1);
-  const ir::Node& n = s.node;
-  return [axis, &n](const Tensors& in) -> Tensors {
-    const at::Tensor& x = in.at(0);
-    int64_t a = axis < 0 ? axis + x.dim() : axis;
-    if (a < 0 || a > x.dim())
-      kernel_fail(n, "axis " + std::to_string(axis) + " is out of range for rank " +
-                         std::to_string(x.dim()));
-    int64_t outer = c10::multiply_integers(x.sizes().slice(0, a));
-    int64_t inner = c10::multiply_integers(x.sizes().slice(a));
-    return {x.reshape({outer, inner})};
   };
 });
 

@@ -1,9 +1,36 @@
-// Normalization and loss kernels: LayerNormalization, InstanceNormalization, LRN,
-// MeanVarianceNormalization, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss.
+// Normalization and loss kernels: BatchNormalization, LayerNormalization,
+// InstanceNormalization, LRN, MeanVarianceNormalization, NegativeLogLikelihoodLoss,
+// SoftmaxCrossEntropyLoss.
 #include "backend/kernels/kernel.h"
 
 namespace tonnx::backend {
 namespace {
+
+TONNX_KERNEL("BatchNormalization", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
+  const ir::Node& n = s.node;
+  double eps = n.attr_f("epsilon", 1e-5f);
+  double momentum = n.attr_f("momentum", 0.9f);
+  // training_mode (14+): normalize with the batch statistics and also return the updated
+  // running mean and variance (momentum-weighted, variance unbiased as ONNX's reference).
+  bool training = n.attr_i("training_mode", 0) != 0;
+  return [&n, eps, momentum, training](const Tensors& in) -> Tensors {
+    const at::Tensor& x = in.at(0);
+    if (x.dim() < 2) kernel_fail(n, "X must be [N, C, ...], got rank " + std::to_string(x.dim()));
+    if (!training)
+      return {at::batch_norm(x, in.at(1), in.at(2), in.at(3), in.at(4), false, 0.0, eps, false)};
+    std::vector<int64_t> axes{0};
+    for (int64_t i = 2; i < x.dim(); ++i) axes.push_back(i);
+    at::Tensor mean = x.mean(axes), var = x.var(axes, /*unbiased=*/false);
+    std::vector<int64_t> shape(x.dim(), 1);
+    shape[1] = -1;
+    at::Tensor y =
+        (x - mean.reshape(shape)) / at::sqrt(var.reshape(shape) + eps) * in.at(1).reshape(shape) +
+        in.at(2).reshape(shape);
+    at::Tensor rm = in.at(3) * momentum + mean * (1 - momentum);
+    at::Tensor rv = in.at(4) * momentum + var * (1 - momentum);
+    return {y, rm, rv};
+  };
+});
 
 TONNX_KERNEL("LayerNormalization", 17, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;

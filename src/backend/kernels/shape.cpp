@@ -1,5 +1,6 @@
-// Shape and indexing kernels: ConstantOfShape, EyeLike, Tile, Split, Pad, Depth/SpaceToDepth,
-// GatherElements/ND, Scatter*, OneHot, NonZero, Compress, ReverseSequence, TopK, Unique.
+// Shape and indexing kernels: ConstantOfShape, EyeLike, Flatten, Tile, Split, Pad,
+// Depth/SpaceToDepth, GatherElements/ND, Scatter*, OneHot, NonZero, Compress, ReverseSequence,
+// TopK, Unique.
 #include "backend/kernels/kernel.h"
 
 namespace tonnx::backend {
@@ -29,6 +30,21 @@ TONNX_KERNEL("EyeLike", 9, kAnyOpset, [](const KernelSpec& s) -> Kernel {
     for (int64_t i = 0; i < rows; ++i)
       if (i + k >= 0 && i + k < cols) y[i][i + k] = 1;
     return {y};
+  };
+});
+
+TONNX_KERNEL("Flatten", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
+  int64_t axis = s.node.attr_i("axis", 1);
+  const ir::Node& n = s.node;
+  return [axis, &n](const Tensors& in) -> Tensors {
+    const at::Tensor& x = in.at(0);
+    int64_t a = axis < 0 ? axis + x.dim() : axis;
+    if (a < 0 || a > x.dim())
+      kernel_fail(n, "axis " + std::to_string(axis) + " is out of range for rank " +
+                         std::to_string(x.dim()));
+    int64_t outer = c10::multiply_integers(x.sizes().slice(0, a));
+    int64_t inner = c10::multiply_integers(x.sizes().slice(a));
+    return {x.reshape({outer, inner})};
   };
 });
 
