@@ -78,6 +78,16 @@ std::vector<Value*> split_runtime(SymbolicContext& g, Value* x, int64_t dim, Val
   return g.op_n("Split", {x, sizes}, {{"axis", dim}}, static_cast<size_t>(k));
 }
 
+// The length of int[] input i computed at run time: the prim::ListConstruct that builds it.
+int64_t computed_list_length(SymbolicContext& g, size_t i) {
+  const torch::jit::Node* list = g.node()->input(i)->node();
+  if (list->kind() != c10::prim::ListConstruct)
+    g.fail("input " + std::to_string(i) + " (" + g.arg_name(i) +
+           ") is a list computed at run time that is not built in the graph; its length is "
+           "unknown");
+  return static_cast<int64_t>(list->inputs().size());
+}
+
 // split(self, split_size: int | int[], dim) and split_with_sizes(self, sizes, dim)
 int64_t known_dim(SymbolicContext& g, size_t i, int64_t d);
 Outputs split(SymbolicContext& g) {
@@ -101,12 +111,9 @@ Outputs split(SymbolicContext& g) {
   }
   if (!g.is_constant(1) && g.arg_type(1) != "int") {
     // Sizes computed at run time ([E, E * 2] from x.size(-1)): as many pieces as the list has.
-    const torch::jit::Node* list = g.node()->input(1)->node();
-    if (list->kind() != c10::prim::ListConstruct)
-      g.fail("split sizes computed at run time must be a list built in the graph");
+    size_t pieces = static_cast<size_t>(computed_list_length(g, 1));
     if (g.opset() < 13) g.unsupported_below(13, "split with sizes computed at run time");
-    return g.op_n("Split", {g.input(0), g.cast(g.input(1), at::kLong)}, {{"axis", dim}},
-                  list->inputs().size());
+    return g.op_n("Split", {g.input(0), g.cast(g.input(1), at::kLong)}, {{"axis", dim}}, pieces);
   }
   std::vector<int64_t> sizes = g.ints(1);
   if (g.arg_type(1) == "int") {
@@ -160,9 +167,7 @@ TONNX_SYMBOLIC("aten::unbind", 9, [](SymbolicContext& g, Value* x, int64_t dim) 
   auto t = g.type(0);
   int64_t n = -1;
   if (t && t->shape && (*t->shape)[d].value) n = *(*t->shape)[d].value;
-  const auto& uses = g.node()->output(0)->uses();
-  if (n < 0 && uses.size() == 1 && uses[0].user->kind() == c10::prim::ListUnpack)
-    n = static_cast<int64_t>(uses[0].user->outputs().size());
+  if (n < 0) n = unpacked_count(g);
   if (n < 0) n = known_dim(g, 0, d);  // fails, naming the dim
   std::vector<Value*> parts = split_sizes(g, x, std::vector<int64_t>(n, 1), d);
   for (auto& p : parts) p = squeeze(g, p, {d});
@@ -305,16 +310,6 @@ TONNX_SYMBOLIC("aten::roll", 10,
                  }
                  return x;
                });
-
-// The length of int[] input i computed at run time: the prim::ListConstruct that builds it.
-int64_t computed_list_length(SymbolicContext& g, size_t i) {
-  const torch::jit::Node* list = g.node()->input(i)->node();
-  if (list->kind() != c10::prim::ListConstruct)
-    g.fail("input " + std::to_string(i) + " (" + g.arg_name(i) +
-           ") is a list computed at run time that is not built in the graph; its length is "
-           "unknown");
-  return static_cast<int64_t>(list->inputs().size());
-}
 
 // repeat(self, repeats): Tile, with leading dims added when repeats is longer than rank.
 // repeat(self, repeats): Tile, after leading axes of 1 when there are more repeats than dims.
