@@ -32,12 +32,30 @@ void check_model(onnx::ModelProto& m, bool infer_shapes) {
   if (infer_shapes) infer_shapes_strict(m);
 }
 
+namespace {
+// tonnx's reading of every tensor held as external data (initializers and tensor attributes,
+// subgraphs included): a regular file inside the model's folder, of the size the tensor
+// needs. Inline tensors are not copied.
+void check_external_data(const onnx::GraphProto& g, const std::string& dir) {
+  auto one = [&](const onnx::TensorProto& t) {
+    if (t.data_location() == onnx::TensorProto::EXTERNAL) tensor_from_proto(t, dir);
+  };
+  for (const auto& t : g.initializer()) one(t);
+  for (const auto& n : g.node())
+    for (const auto& a : n.attribute()) {
+      if (a.has_t()) one(a.t());
+      for (const auto& t : a.tensors()) one(t);
+      if (a.has_g()) check_external_data(a.g(), dir);
+      for (const auto& sub : a.graphs()) check_external_data(sub, dir);
+    }
+}
+}  // namespace
+
 void check_model_file(const std::string& path) {
   onnx::ModelProto m = read_model_proto(path);
-  // tonnx's own reading first: every external data file must be a regular file inside the
-  // model's folder (libonnx 1.13's checker follows links), of the size its tensor needs.
+  // tonnx's own rules first (libonnx 1.13's checker follows links).
   try {
-    model_from_proto(m, std::filesystem::path(path).parent_path().string());
+    check_external_data(m.graph(), std::filesystem::path(path).parent_path().string());
   } catch (const std::exception& e) {
     throw CheckError(e.what());
   }
