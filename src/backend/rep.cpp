@@ -1,6 +1,7 @@
 // prepare / run: the plan is built once; run() executes kernels over a slot table.
 // Subgraphs (If/Loop/Scan bodies) get plans of their own; the values they read from
 // enclosing graphs are passed in as "captures", resolved by name when the plan is built.
+#include <algorithm>
 #include <ATen/Parallel.h>
 
 #include <chrono>
@@ -408,8 +409,12 @@ Rep prepare(ir::Model model, const std::string& device, const PrepareOptions& op
   plan->model = std::move(model);
   ir::Graph& g = *plan->model.graph;
   int opset = opset_of(plan->model.opsets, "");
-  // Folding renames folded values, which subgraphs would no longer find by name.
-  if (opts.optimize && !ir::has_subgraphs(g)) {
+  // Folding renames folded values, which subgraphs would no longer find by name; a Gradient
+  // node recomputes the nodes between its xs and y, which folding and fusion would replace.
+  bool has_gradient = std::any_of(g.nodes().begin(), g.nodes().end(), [](const auto& n) {
+    return n->op_type() == "Gradient" && n->domain() == "ai.onnx.preview.training";
+  });
+  if (opts.optimize && !ir::has_subgraphs(g) && !has_gradient) {
     fold_constants(g, opset, false);
     passes::fuse_for_cpu(g, opts.fold_batchnorm);
   }
