@@ -194,7 +194,7 @@ TEST(Hostile, LoopsAndScansAreBounded) {
   std::string dir = tonnx::test::temp_dir("hostile_loop");
   std::string path = write(dir, "loop.onnx", m);
   tonnx::save_tensor_proto(tonnx::tensor_to_proto(torch::ones({2}), "x"), dir + "/x.pb");
-  auto r = tonnx::test::run_command(std::string(TONNX_TEST_BINARY_DIR) + "/tonnx run " + path +
+  auto r = tonnx::test::run_command(std::string(TONNX_TEST_CLI) + " run " + path +
                                     " --input x=" + dir + "/x.pb --timeout 0.3");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("passed its time limit of 0.3 s"), std::string::npos) << r.output;

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# tonnx's sanitizer build and fuzzers (fuzz/, docs/fuzzing.md). Usage:
+#   scripts/fuzz.sh build                      configure and build build-fuzz/ (clang-14, ASan+UBSan)
+#   scripts/fuzz.sh run HARNESS SECONDS [JOBS] fuzz load|run|tensor; a crash, leak or hang is
+#                                              saved under fuzz/regressions/HARNESS/ and fails
+#   scripts/fuzz.sh merge HARNESS               fold the run's new coverage into fuzz/corpus/HARNESS
+#   scripts/fuzz.sh replay                     every saved regression and corpus input once per
+#                                              harness, then the core tests under the sanitizers (CI)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+BUILD=${TONNX_FUZZ_BUILD:-$ROOT/build-fuzz}
+HARNESSES=(load run tensor)
+# Allocations past 1 GiB fail (LibTorch then throws, which the harnesses treat as an error of
+# the model) instead of exhausting the machine; libFuzzer's own limits sit above that.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-allocator_may_return_null=1:max_allocation_size_mb=1024:detect_leaks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+FUZZ_FLAGS=(-timeout=10 -rss_limit_mb=4096 -malloc_limit_mb=2048 -max_len=65536)
+
+build() {
+  local missing=()
+  for p in clang-14 libclang-rt-14-dev; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if ((${#missing[@]})); then
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+  export CCACHE_DIR="${CCACHE_DIR:-$HOME/.ccache}"
+  if [ ! -f "$BUILD/build.ninja" ]; then
+    CXX=clang++-14 cmake -S fuzz -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  fi
+  cmake --build "$BUILD" -j2
+}
+
+# Seeds: the checked-in corpus plus ONNX's backend test data (models, or TensorProto files).
+seed_dirs() {
+  local h=$1 seeds="$BUILD/seeds/$h"
+  if [ ! -d "$seeds" ]; then
+    mkdir -p "$seeds"
+    if [ "$h" = tensor ]; then
+      find /usr/share/libonnx-testdata/data -name '*.pb' -size -64k | head -3000 |
+        while read -r f; do cp "$f" "$seeds/$(echo "$f" | md5sum | cut -c1-16)"; done
+    else
+      find /usr/share/libonnx-testdata/data -name model.onnx -size -64k |
+        while read -r f; do cp "$f" "$seeds/$(echo "$f" | md5sum | cut -c1-16)"; done
+    fi
+  fi
+  mkdir -p "fuzz/corpus/$h"
+  echo "$BUILD/work/$h" "fuzz/corpus/$h" "$seeds"
+}
+
+run() {
+  local h=$1 seconds=$2 jobs=${3:-1}
+  mkdir -p "$BUILD/work/$h" "fuzz/regressions/$h" "$BUILD/logs"
+  # shellcheck disable=SC2046
+  "$BUILD/fuzz_$h" "${FUZZ_FLAGS[@]}" -max_total_time="$seconds" -jobs="$jobs" -workers="$jobs" \
+    -print_final_stats=1 -artifact_prefix="fuzz/regressions/$h/" \
+    $( ((jobs > 1)) && echo "-close_fd_mask=3") $(seed_dirs "$h") 2>&1 | tee "$BUILD/logs/$h.log" | tail -20
+}
+
+merge() {
+  local h=$1 tmp="$BUILD/merged/$h"
+  rm -rf "$tmp" && mkdir -p "$tmp"
+  "$BUILD/fuzz_$h" "${FUZZ_FLAGS[@]}" -merge=1 "$tmp" fuzz/corpus/"$h" "$BUILD/work/$h"
+  rm -rf "fuzz/corpus/$h" && mv "$tmp" "fuzz/corpus/$h"
+  echo "fuzz/corpus/$h: $(ls "fuzz/corpus/$h" | wc -l) inputs, $(du -sh "fuzz/corpus/$h" | cut -f1)"
+}
+
+replay() {
+  for h in "${HARNESSES[@]}"; do
+    local files=()
+    for d in "fuzz/regressions/$h" "fuzz/corpus/$h"; do
+      [ -d "$d" ] && while IFS= read -r f; do files+=("$f"); done < <(find "$d" -type f ! -name '*.md')
+    done
+    echo "replay: fuzz_$h on ${#files[@]} saved inputs"
+    ((${#files[@]})) || continue
+    # libFuzzer runs each file given on the command line once; any finding fails.
+    printf '%s\0' "${files[@]}" | xargs -0 -n 500 "$BUILD/fuzz_$h" "${FUZZ_FLAGS[@]}" >"$BUILD/replay_$h.log" 2>&1 ||
+      { tail -60 "$BUILD/replay_$h.log"; echo "replay: fuzz_$h failed"; exit 1; }
+  done
+  echo "replay: the core tests (backend, hostile models, training ops) under ASan+UBSan"
+  (cd "$BUILD" && ./tonnx_core_tests --gtest_brief=1)
+}
+
+case "${1:-}" in
+  build) build ;;
+  run) run "$2" "$3" "${4:-1}" ;;
+  merge) merge "$2" ;;
+  replay) replay ;;
+  *) sed -n '2,9p' "$0"; exit 2 ;;
+esac
