@@ -38,21 +38,72 @@ const int64_t kInts[] = {0,
                          (int64_t{1} << 62) + 1,
                          std::numeric_limits<int64_t>::max(),
                          std::numeric_limits<int64_t>::min()};
-const float kFloats[] = {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, 1e-30f, 1e30f,
+const float kFloats[] = {0.0f,
+                         -0.0f,
+                         1.0f,
+                         -1.0f,
+                         0.5f,
+                         1e-30f,
+                         1e30f,
                          std::numeric_limits<float>::infinity(),
                          -std::numeric_limits<float>::infinity(),
-                         std::numeric_limits<float>::quiet_NaN(), 3.0e9f, -3.0e9f};
-const char* kOps[] = {"Add",        "Gather",         "Slice",      "Reshape",     "Conv",
-                      "MaxPool",    "Resize",         "Loop",       "If",          "Scan",
-                      "Concat",     "Split",          "Pad",        "Expand",      "Tile",
-                      "TopK",       "NonZero",        "ScatterND",  "GatherND",    "OneHot",
-                      "RoiAlign",   "NonMaxSuppression", "Unique",  "CumSum",      "Einsum",
-                      "Range",      "ConstantOfShape", "Transpose", "ReduceSum",   "LSTM",
-                      "GRU",        "RNN",            "DepthToSpace", "MaxUnpool", "TfIdfVectorizer",
-                      "GridSample", "STFT",           "DFT",        "Col2Im",      "SequenceAt",
-                      "SplitToSequence", "ReverseSequence", "QLinearConv", "ConvTranspose",
-                      "BatchNormalization", "LayerNormalization", "Trilu", "Mod", "BitShift",
-                      "Cast",       "Where",          "Compress",   "ArgMax",      "LRN"};
+                         std::numeric_limits<float>::quiet_NaN(),
+                         3.0e9f,
+                         -3.0e9f};
+const char* kOps[] = {"Add",
+                      "Gather",
+                      "Slice",
+                      "Reshape",
+                      "Conv",
+                      "MaxPool",
+                      "Resize",
+                      "Loop",
+                      "If",
+                      "Scan",
+                      "Concat",
+                      "Split",
+                      "Pad",
+                      "Expand",
+                      "Tile",
+                      "TopK",
+                      "NonZero",
+                      "ScatterND",
+                      "GatherND",
+                      "OneHot",
+                      "RoiAlign",
+                      "NonMaxSuppression",
+                      "Unique",
+                      "CumSum",
+                      "Einsum",
+                      "Range",
+                      "ConstantOfShape",
+                      "Transpose",
+                      "ReduceSum",
+                      "LSTM",
+                      "GRU",
+                      "RNN",
+                      "DepthToSpace",
+                      "MaxUnpool",
+                      "TfIdfVectorizer",
+                      "GridSample",
+                      "STFT",
+                      "DFT",
+                      "Col2Im",
+                      "SequenceAt",
+                      "SplitToSequence",
+                      "ReverseSequence",
+                      "QLinearConv",
+                      "ConvTranspose",
+                      "BatchNormalization",
+                      "LayerNormalization",
+                      "Trilu",
+                      "Mod",
+                      "BitShift",
+                      "Cast",
+                      "Where",
+                      "Compress",
+                      "ArgMax",
+                      "LRN"};
 
 template <typename T, size_t N>
 const T& pick(std::mt19937_64& rng, const T (&a)[N]) {
@@ -109,9 +160,9 @@ void mutate_tensor_proto(onnx::TensorProto& t, std::mt19937_64& rng) {
       }
       break;
     case 6: {  // external data: names, offsets and lengths in and out of bounds
-      static const char* kLocations[] = {"data.bin", "../secret.bin", "/etc/passwd", "missing.bin",
-                                         "data.bin/..", "/proc/self/mem", "/dev/zero", ".",
-                                         "sub/../data.bin", "w..bin"};
+      static const char* kLocations[] = {
+          "data.bin",       "../secret.bin", "/etc/passwd", "missing.bin",     "data.bin/..",
+          "/proc/self/mem", "/dev/zero",     ".",           "sub/../data.bin", "w..bin"};
       t.set_data_location(onnx::TensorProto::EXTERNAL);
       t.clear_external_data();
       auto* loc = t.add_external_data();
@@ -171,8 +222,10 @@ void mutate_attribute(onnx::AttributeProto& a, std::mt19937_64& rng) {
       a.set_type(static_cast<onnx::AttributeProto::AttributeType>(rng() % 15));
       break;
     case 6:
-      if (a.has_t()) mutate_tensor_proto(*a.mutable_t(), rng);
-      else a.set_s(rng() % 2 ? "" : "nesterov");
+      if (a.has_t())
+        mutate_tensor_proto(*a.mutable_t(), rng);
+      else
+        a.set_s(rng() % 2 ? "" : "nesterov");
       break;
     default:
       a.set_s(std::string(1, static_cast<char>('A' + rng() % 26)));
@@ -206,7 +259,8 @@ void mutate_graph(onnx::ModelProto& m, std::mt19937_64& rng) {
   std::vector<onnx::GraphProto*> graphs;
   graphs_of(m.mutable_graph(), graphs);
   onnx::GraphProto& g = *graphs[rng() % graphs.size()];
-  onnx::NodeProto* n = g.node_size() ? g.mutable_node(static_cast<int>(rng() % g.node_size())) : nullptr;
+  onnx::NodeProto* n =
+      g.node_size() ? g.mutable_node(static_cast<int>(rng() % g.node_size())) : nullptr;
   switch (rng() % 12) {
     case 0:
     case 1:
@@ -214,19 +268,23 @@ void mutate_graph(onnx::ModelProto& m, std::mt19937_64& rng) {
       if (n && n->attribute_size())
         mutate_attribute(*n->mutable_attribute(static_cast<int>(rng() % n->attribute_size())), rng);
       else if (n) {
-        static const char* kAttrs[] = {"axis", "axes", "perm", "kernel_shape", "strides", "pads",
-                                       "dilations", "group", "to", "mode", "k", "blocksize"};
+        static const char* kAttrs[] = {"axis",    "axes", "perm",      "kernel_shape",
+                                       "strides", "pads", "dilations", "group",
+                                       "to",      "mode", "k",         "blocksize"};
         auto* a = n->add_attribute();
         a->set_name(pick(rng, kAttrs));
         a->set_type(rng() % 2 ? onnx::AttributeProto::INT : onnx::AttributeProto::INTS);
-        if (a->type() == onnx::AttributeProto::INT) a->set_i(some_int(rng));
-        else a->add_ints(some_int(rng));
+        if (a->type() == onnx::AttributeProto::INT)
+          a->set_i(some_int(rng));
+        else
+          a->add_ints(some_int(rng));
       }
       break;
     case 3:
     case 4:
       if (g.initializer_size())
-        mutate_tensor_proto(*g.mutable_initializer(static_cast<int>(rng() % g.initializer_size())), rng);
+        mutate_tensor_proto(*g.mutable_initializer(static_cast<int>(rng() % g.initializer_size())),
+                            rng);
       break;
     case 5:  // rewire an input
       if (n && n->input_size())
@@ -235,11 +293,15 @@ void mutate_graph(onnx::ModelProto& m, std::mt19937_64& rng) {
     case 6:  // one input or output more or less
       if (!n) break;
       if (rng() % 2) {
-        if (rng() % 2) n->add_input(some_name(g, rng));
-        else if (n->input_size()) n->mutable_input()->RemoveLast();
+        if (rng() % 2)
+          n->add_input(some_name(g, rng));
+        else if (n->input_size())
+          n->mutable_input()->RemoveLast();
       } else {
-        if (rng() % 2) n->add_output("extra" + std::to_string(rng() % 4));
-        else if (n->output_size()) n->mutable_output()->RemoveLast();
+        if (rng() % 2)
+          n->add_output("extra" + std::to_string(rng() % 4));
+        else if (n->output_size())
+          n->mutable_output()->RemoveLast();
       }
       break;
     case 7:  // another op on the same wiring
@@ -254,8 +316,10 @@ void mutate_graph(onnx::ModelProto& m, std::mt19937_64& rng) {
         t->set_elem_type(static_cast<int32_t>(1 + rng() % 16));
       } else {
         auto* d = t->mutable_shape()->add_dim();
-        if (rng() % 2) d->set_dim_value(static_cast<int64_t>(rng() % 6));
-        else d->set_dim_param("N");
+        if (rng() % 2)
+          d->set_dim_value(static_cast<int64_t>(rng() % 6));
+        else
+          d->set_dim_param("N");
       }
       break;
     }
@@ -265,13 +329,17 @@ void mutate_graph(onnx::ModelProto& m, std::mt19937_64& rng) {
             ->set_version(rng() % 3 ? static_cast<int64_t>(1 + rng() % 19) : some_int(rng));
       break;
     case 10:  // a node copied (duplicate outputs) or removed
-      if (n && rng() % 2) *g.add_node() = *n;
-      else if (n) g.mutable_node()->DeleteSubrange(static_cast<int>(rng() % g.node_size()), 1);
+      if (n && rng() % 2)
+        *g.add_node() = *n;
+      else if (n)
+        g.mutable_node()->DeleteSubrange(static_cast<int>(rng() % g.node_size()), 1);
       break;
     default:  // a graph output renamed or duplicated
       if (g.output_size()) {
-        if (rng() % 2) *g.add_output() = g.output(static_cast<int>(rng() % g.output_size()));
-        else g.mutable_output(static_cast<int>(rng() % g.output_size()))->set_name(some_name(g, rng));
+        if (rng() % 2)
+          *g.add_output() = g.output(static_cast<int>(rng() % g.output_size()));
+        else
+          g.mutable_output(static_cast<int>(rng() % g.output_size()))->set_name(some_name(g, rng));
       }
       break;
   }

@@ -48,16 +48,27 @@ seed_dirs() {
     fi
   fi
   mkdir -p "fuzz/corpus/$h"
-  echo "$BUILD/work/$h" "fuzz/corpus/$h" "$seeds"
+  echo "$BUILD/work/$h" "$ROOT/fuzz/corpus/$h" "$seeds"
 }
 
 run() {
   local h=$1 seconds=$2 jobs=${3:-1}
   mkdir -p "$BUILD/work/$h" "fuzz/regressions/$h" "$BUILD/logs"
+  touch "$BUILD/logs/$h.start"
   # shellcheck disable=SC2046
-  "$BUILD/fuzz_$h" "${FUZZ_FLAGS[@]}" -max_total_time="$seconds" -jobs="$jobs" -workers="$jobs" \
-    -print_final_stats=1 -artifact_prefix="fuzz/regressions/$h/" \
-    $( ((jobs > 1)) && echo "-close_fd_mask=3") $(seed_dirs "$h") 2>&1 | tee "$BUILD/logs/$h.log" | tail -20
+  local parallel=()
+  # Several jobs write their logs to fuzz-N.log in the current folder: run them in the log folder.
+  ((jobs > 1)) && parallel=(-jobs="$jobs" -workers="$jobs")
+  local corpus
+  read -r -a corpus <<<"$(seed_dirs "$h")"
+  (cd "$BUILD/logs" && "$BUILD/fuzz_$h" "${FUZZ_FLAGS[@]}" -max_total_time="$seconds" "${parallel[@]}" \
+    -print_final_stats=1 -artifact_prefix="$ROOT/fuzz/regressions/$h/" \
+    "${corpus[@]}") 2>&1 | tee "$BUILD/logs/$h.log" | tail -20
+  # libFuzzer's exit status is lost in the pipe: a saved artifact newer than the run is a finding.
+  if find "fuzz/regressions/$h" -newer "$BUILD/logs/$h.start" -type f | grep -q .; then
+    echo "fuzz: $h found a crash, leak or hang: see fuzz/regressions/$h/ and $BUILD/logs/$h.log"
+    exit 1
+  fi
 }
 
 merge() {

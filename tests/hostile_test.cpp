@@ -119,6 +119,35 @@ TEST(Hostile, GraphLevelProblems) {
   expect_error([&] { prepare(m); }, "spatial=0");
 }
 
+// libonnx's shape inference reads past the weight's dims of this ConvTranspose (a model found
+// by fuzz_load): checking it is an error, printing and running it never crash the caller.
+TEST(Hostile, LibonnxCrashesAreContained) {
+  std::string path = tonnx::test::source_dir() + "/tests/data/libonnx_convtranspose_crash.onnx";
+  expect_error([&] { tonnx::check_model_file(path); },
+               "ONNX's checker and shape inference crashed on this model (SIGSEGV)");
+  onnx::ModelProto m = tonnx::read_model_proto(path);
+  expect_error([&] { tonnx::infer_shapes_strict(m); }, "ONNX shape inference crashed");
+  EXPECT_NE(tonnx::printable_graph(m).find("onnx::ConvTranspose"), std::string::npos);
+  expect_error([&] { prepare(path); }, "'nowhere'");
+  // A model libonnx accepts still comes back with its inferred types (y's, here).
+  m = model("Relu", {"x"});
+  auto* shape =
+      m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  shape->add_dim()->set_dim_value(2);
+  shape->add_dim()->set_dim_value(3);
+  auto* neg = m.mutable_graph()->add_node();
+  neg->set_op_type("Neg");
+  neg->add_input("y");
+  neg->add_output("z");
+  auto* out = m.mutable_graph()->mutable_output(0);
+  out->set_name("z");
+  *out->mutable_type()->mutable_tensor_type()->mutable_shape() = *shape;
+  tonnx::check_model(m);
+  ASSERT_EQ(m.graph().value_info_size(), 1);
+  EXPECT_EQ(m.graph().value_info(0).name(), "y");
+  EXPECT_EQ(m.graph().value_info(0).type().tensor_type().shape().dim(1).dim_value(), 3);
+}
+
 // Scan (opset 8) with num_scan_inputs beyond its inputs, and a Loop whose trip count would
 // run for ever: stopped by the run's time limit and by the terminate flag.
 TEST(Hostile, LoopsAndScansAreBounded) {
@@ -258,7 +287,7 @@ TEST(Hostile, AttributeAndShapeValuesAreChecked) {
   // A stride of 0 (an integer division by zero in the output size), a short strides list.
   onnx::ModelProto conv = model("Conv", {"x", "w"});
   attr_ints(conv.mutable_graph()->mutable_node(0), "strides", {0, 0});
-  expect_error([&] { prepare(conv); }, "strides and dilations must be >= 1");
+  expect_error([&] { prepare(conv); }, "strides and dilations must be 1 to 2^31");
   onnx::ModelProto pool = model("MaxPool", {"x"});
   attr_ints(pool.mutable_graph()->mutable_node(0), "kernel_shape", {2, 2});
   attr_ints(pool.mutable_graph()->mutable_node(0), "strides", {2});
@@ -552,6 +581,51 @@ TEST(Hostile, AtomicWritesLeaveNothingBehind) {
   std::ifstream in2(path);
   std::getline(in2, content);
   EXPECT_EQ(content, "new");
+}
+
+// What the fuzzers found (fuzz/regressions/ holds the inputs; the sanitizer build replays
+// them): each is now an error naming the node and the value.
+TEST(Hostile, FuzzFindings) {
+  // Conv's group times the weight's channels overflowed.
+  onnx::ModelProto conv = model("Conv", {"x", "w"});
+  attr_i(conv.mutable_graph()->mutable_node(0), "group", INT64_MIN);
+  expect_error([&] { prepare(conv); }, "group is -9223372036854775808; it must be at least 1");
+  // Split sizes that are negative, or NaN in a float tensor.
+  onnx::ModelProto split = model("Split", {"x", "s"});
+  split.mutable_graph()->mutable_node(0)->add_output("y2");
+  input_type(split, 1, onnx::TensorProto::INT64);
+  auto sp = prepare(split);
+  expect_error(
+      [&] {
+        sp.run({torch::ones({2}), torch::tensor({-1L, 3L})});
+      },
+      "split sizes [-1, 3] do not add up to axis 0's size 2");
+  input_type(split, 1, onnx::TensorProto::DOUBLE);
+  auto spf = prepare(split);
+  expect_error(
+      [&] {
+        spf.run({torch::ones({2}), torch::full({2}, NAN, torch::kDouble)});
+      },
+      "must be an integer tensor, not Double");
+  // MaxUnpool's output size overflowed with a huge kernel.
+  onnx::ModelProto unpool = model("MaxUnpool", {"x", "i"});
+  input_type(unpool, 1, onnx::TensorProto::INT64);
+  attr_ints(unpool.mutable_graph()->mutable_node(0), "kernel_shape", {int64_t{1} << 62, 2});
+  attr_ints(unpool.mutable_graph()->mutable_node(0), "strides", {4, 2});
+  auto up = prepare(unpool);
+  expect_error(
+      [&] {
+        up.run({torch::ones({1, 1, 2, 2}), torch::zeros({1, 1, 2, 2}, at::kLong)});
+      },
+      "the output size overflows int64");
+  // Resize by an infinite scale.
+  onnx::ModelProto rs = model("Resize", {"x", "", "scales"});
+  auto resize = prepare(rs);
+  expect_error(
+      [&] {
+        resize.run({torch::ones({1, 1, 2, 2}), torch::tensor({1.f, 1.f, INFINITY, 1.f})});
+      },
+      "scales[2] is inf; scales must be positive and finite");
 }
 
 }  // namespace

@@ -5,7 +5,16 @@
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <sstream>
 #include <unordered_map>
 
@@ -14,7 +23,147 @@
 
 namespace tonnx {
 
-void infer_shapes_strict(onnx::ModelProto& m) {
+namespace {
+
+// libonnx's checker and shape inference trust the model: Debian's libonnx reads past the
+// dims of a malformed node (ConvTranspose, found by fuzz_load) and crashes. They run in a
+// child process; a crash, a sanitizer report or a hang there is an error here, never a crash
+// of the caller. The child sends back the model without tensor data (so only types travel)
+// and the parent copies the inferred types into its own model.
+
+void strip_tensor(onnx::TensorProto& t) {
+  t.clear_raw_data();
+  t.clear_float_data();
+  t.clear_int32_data();
+  t.clear_int64_data();
+  t.clear_double_data();
+  t.clear_uint64_data();
+  t.clear_string_data();
+}
+void strip_data(onnx::GraphProto& g) {
+  for (auto& t : *g.mutable_initializer()) strip_tensor(t);
+  g.clear_sparse_initializer();
+  for (auto& n : *g.mutable_node())
+    for (auto& a : *n.mutable_attribute()) {
+      if (a.has_t()) strip_tensor(*a.mutable_t());
+      for (auto& t : *a.mutable_tensors()) strip_tensor(t);
+      if (a.has_g()) strip_data(*a.mutable_g());
+      for (auto& sub : *a.mutable_graphs()) strip_data(sub);
+    }
+}
+// What inference adds: value_info and the outputs' types, in every graph.
+void copy_inferred(const onnx::GraphProto& from, onnx::GraphProto& to) {
+  *to.mutable_value_info() = from.value_info();
+  for (int i = 0; i < to.output_size() && i < from.output_size(); ++i)
+    *to.mutable_output(i)->mutable_type() = from.output(i).type();
+  for (int i = 0; i < to.node_size() && i < from.node_size(); ++i)
+    for (int j = 0; j < to.node(i).attribute_size() && j < from.node(i).attribute_size(); ++j) {
+      const auto& fa = from.node(i).attribute(j);
+      auto* ta = to.mutable_node(i)->mutable_attribute(j);
+      if (fa.has_g() && ta->has_g()) copy_inferred(fa.g(), *ta->mutable_g());
+      for (int k = 0; k < ta->graphs_size() && k < fa.graphs_size(); ++k)
+        copy_inferred(fa.graphs(k), *ta->mutable_graphs(k));
+    }
+}
+
+bool write_all(int fd, const std::string& s) {
+  size_t done = 0;
+  while (done < s.size()) {
+    ssize_t w = ::write(fd, s.data() + done, s.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    done += static_cast<size_t>(w);
+  }
+  return true;
+}
+
+const char* signal_name(int sig) {
+  switch (sig) {
+    case SIGSEGV:
+      return "SIGSEGV";
+    case SIGBUS:
+      return "SIGBUS";
+    case SIGABRT:
+      return "SIGABRT";
+    case SIGFPE:
+      return "SIGFPE";
+    case SIGILL:
+      return "SIGILL";
+    case SIGKILL:
+      return "SIGKILL";
+    default:
+      return "a signal";
+  }
+}
+
+// Runs `work` on m in a child process. The child answers 'E' + message (a CheckError) or
+// 'M' + the model without tensor data; the parent copies the inferred types into m.
+void isolated(onnx::ModelProto& m, const char* what,
+              const std::function<void(onnx::ModelProto&)>& work) {
+  int fds[2];
+  if (::pipe(fds) != 0) throw CheckError(std::string("cannot run ") + what + ": pipe failed");
+  std::fflush(nullptr);
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw CheckError(std::string("cannot run ") + what + ": fork failed");
+  }
+  if (pid == 0) {
+    // The child: a crash must end it quietly (no handler of the caller's, such as a fuzzer's).
+    for (int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL}) std::signal(sig, SIG_DFL);
+    ::close(fds[0]);
+    std::string answer;
+    try {
+      work(m);
+      strip_data(*m.mutable_graph());
+      answer = "M" + m.SerializeAsString();
+    } catch (const std::exception& e) {
+      answer = std::string("E") + e.what();
+    }
+    _exit(write_all(fds[1], answer) ? 0 : 3);
+  }
+  ::close(fds[1]);
+  std::string answer;
+  char buf[1 << 16];
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(600);
+  bool timed_out = false;
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    deadline - std::chrono::steady_clock::now())
+                    .count();
+    if (left <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    int r = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 1000)));
+    if (r < 0 && errno == EINTR) continue;
+    if (r == 0) continue;
+    ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    answer.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fds[0]);
+  if (timed_out) ::kill(pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out) throw CheckError(std::string(what) + " did not finish in 600 s; it was stopped");
+  if (WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0) || answer.empty())
+    throw CheckError(std::string(what) + " crashed on this model (" +
+                     (WIFSIGNALED(status) ? signal_name(WTERMSIG(status)) : "abnormal exit") +
+                     "): the model is malformed in a way libonnx does not check, such as a "
+                     "node whose inputs have fewer dimensions than its operator needs");
+  if (answer[0] == 'E') throw CheckError(answer.substr(1));
+  onnx::ModelProto result;
+  if (answer[0] != 'M' || !result.ParseFromString(answer.substr(1)))
+    throw CheckError(std::string(what) + " returned an unreadable answer");
+  copy_inferred(result.graph(), *m.mutable_graph());
+}
+
+void infer_in_process(onnx::ModelProto& m) {
   try {
     onnx::ShapeInferenceOptions opts(/*check_type=*/true, /*strict_mode=*/1, /*data_prop=*/false);
     onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(), opts);
@@ -23,13 +172,21 @@ void infer_shapes_strict(onnx::ModelProto& m) {
   }
 }
 
+}  // namespace
+
+void infer_shapes_strict(onnx::ModelProto& m) {
+  isolated(m, "ONNX shape inference", infer_in_process);
+}
+
 void check_model(onnx::ModelProto& m, bool infer_shapes) {
-  try {
-    onnx::checker::check_model(m);
-  } catch (const std::exception& e) {
-    throw CheckError(std::string("ONNX checker: ") + e.what());
-  }
-  if (infer_shapes) infer_shapes_strict(m);
+  isolated(m, "ONNX's checker and shape inference", [infer_shapes](onnx::ModelProto& model) {
+    try {
+      onnx::checker::check_model(model);
+    } catch (const std::exception& e) {
+      throw CheckError(std::string("ONNX checker: ") + e.what());
+    }
+    if (infer_shapes) infer_in_process(model);
+  });
 }
 
 namespace {
@@ -59,13 +216,15 @@ void check_model_file(const std::string& path) {
   } catch (const std::exception& e) {
     throw CheckError(e.what());
   }
-  try {
-    // The path form resolves external data relative to the model's folder.
-    onnx::checker::check_model(path);
-  } catch (const std::exception& e) {
-    throw CheckError(std::string("ONNX checker: ") + e.what());
-  }
-  infer_shapes_strict(m);
+  isolated(m, "ONNX's checker and shape inference", [&path](onnx::ModelProto& model) {
+    try {
+      // The path form resolves external data relative to the model's folder.
+      onnx::checker::check_model(path);
+    } catch (const std::exception& e) {
+      throw CheckError(std::string("ONNX checker: ") + e.what());
+    }
+    infer_in_process(model);
+  });
 }
 
 namespace {
@@ -136,8 +295,9 @@ std::string attr_str(const onnx::AttributeProto& a) {
       break;
     case onnx::AttributeProto::TENSOR: {
       const auto& t = a.t();
-      int64_t n = 1;
-      for (auto d : t.dims()) n *= d;
+      int64_t n = 1;  // one element: printed as its value
+      for (auto d : t.dims())
+        if (d < 0 || __builtin_mul_overflow(n, d, &n)) n = -1;
       if (n == 1) {
         try {
           at::Tensor v = tensor_from_proto(t).to(at::kDouble);

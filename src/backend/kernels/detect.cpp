@@ -23,6 +23,11 @@ TONNX_KERNEL("MaxUnpool", 9, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   std::vector<int64_t> k = n.attr_ints("kernel_shape"), st = n.attr_ints("strides"),
                        pads = n.attr_ints("pads");
+  for (const auto* v : {&k, &st})
+    for (int64_t x : *v)
+      if (x < 1) kernel_fail(n, "kernel_shape and strides must be >= 1, got " + c10::str(*v));
+  for (int64_t x : pads)
+    if (x < 0) kernel_fail(n, "pads must be >= 0, got " + c10::str(pads));
   return [&n, k, st, pads](const Tensors& in) -> Tensors {
     const at::Tensor& x = in.at(0);
     if (x.dim() < 3)
@@ -39,11 +44,17 @@ TONNX_KERNEL("MaxUnpool", 9, kAnyOpset, [](const KernelSpec& s) -> Kernel {
     for (size_t i = 0; i < d; ++i) {
       int64_t s_i = st.empty() ? 1 : st[i];
       int64_t pb = pads.empty() ? 0 : pads[i], pe = pads.empty() ? 0 : pads[i + d];
-      shape.push_back((x.size(2 + i) - 1) * s_i + k[i] - pb - pe);
+      const char* what = "the output size";
+      int64_t size = checked_add(
+          n, checked_mul(n, std::max<int64_t>(x.size(2 + i) - 1, 0), s_i, what), k[i], what);
+      if (pb > size || pe > size - pb)
+        kernel_fail(n, "pads " + c10::str(pads) + " leave no output along spatial axis " +
+                           std::to_string(i));
+      shape.push_back(size - pb - pe);
     }
     // Indices address the default output shape; an explicit output_shape pads (or crops)
     // it at the end of each spatial dim, as ONNX's reference does.
-    at::Tensor y = at::zeros({c10::multiply_integers(shape)}, x.options());
+    at::Tensor y = at::zeros({checked_numel(n, shape, "the output size")}, x.options());
     y.index_put_({in.at(1).reshape({-1}).to(at::kLong)}, x.reshape({-1}));
     y = y.reshape(shape);
     if (in.size() > 2 && in[2].defined()) {

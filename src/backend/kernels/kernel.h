@@ -90,6 +90,8 @@ at::ScalarType storage_type(ir::DType t);
 // node for any other value.
 enum class AutoPad { NotSet, SameUpper, SameLower, Valid };
 AutoPad parse_auto_pad(const ir::Node& n);
+// The group attribute of Conv, ConvTranspose and the quantized convolutions: 1 to 2^31.
+int64_t conv_group(const ir::Node& n);
 
 // Equal of two string tensors (kernels/string.cpp).
 at::Tensor equal_strings(const ir::Node& n, const RunValue& a, const RunValue& b);
@@ -103,6 +105,14 @@ void check_run_limits(const ir::Node& n);
 
 // Normalizes a possibly negative axis against rank; fails naming the node when out of range.
 int64_t norm_axis(const ir::Node& n, int64_t axis, int64_t rank);
+// a * b, a + b and the product of sizes, failing (naming the node and `what`) where int64
+// would overflow.
+int64_t checked_mul(const ir::Node& n, int64_t a, int64_t b, const char* what);
+int64_t checked_add(const ir::Node& n, int64_t a, int64_t b, const char* what);
+int64_t checked_numel(const ir::Node& n, const std::vector<int64_t>& sizes, const char* what);
+// Split sizes must be non-negative and add up to the axis' size; fails naming the node.
+void check_split_sizes(const ir::Node& n, const std::vector<int64_t>& sizes, int64_t axis,
+                       int64_t dim_size);
 // Reads a 1-D int64 tensor (shape, axes, pads inputs) as a vector.
 std::vector<int64_t> to_int_vector(const at::Tensor& t);
 

@@ -142,5 +142,43 @@ TONNX_KERNEL("Range", 11, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   };
 });
 
+// Opset < 13: the input is coerced to 2-D at `axis`; 13 applies along one axis.
+KernelFactory softmax_like(bool log) {
+  return [log](const KernelSpec& s) -> Kernel {
+    bool legacy = s.opset < 13;
+    int64_t axis = s.node.attr_i("axis", legacy ? 1 : -1);
+    const ir::Node& n = s.node;
+    return [log, legacy, axis, &n](const Tensors& in) -> Tensors {
+      const at::Tensor& x = in.at(0);
+      int64_t a = norm_axis(n, axis, x.dim());
+      if (!legacy) return {log ? at::log_softmax(x, a) : at::softmax(x, a)};
+      at::Tensor flat = x.reshape(
+          {x.sizes().slice(0, a).vec().empty() ? 1 : c10::multiply_integers(x.sizes().slice(0, a)),
+           -1});
+      at::Tensor y = log ? at::log_softmax(flat, 1) : at::softmax(flat, 1);
+      return {y.reshape(x.sizes())};
+    };
+  };
+}
+TONNX_KERNEL("Softmax", 1, kAnyOpset, softmax_like(false));
+TONNX_KERNEL("LogSoftmax", 1, kAnyOpset, softmax_like(true));
+
+TONNX_KERNEL("Dropout", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
+  bool want_mask = s.node.outputs().size() > 1;
+  double attr_ratio = s.node.attr_f("ratio", 0.5f);
+  return [want_mask, attr_ratio](const Tensors& in) -> Tensors {
+    const at::Tensor& x = in.at(0);
+    bool training = in.size() > 2 && in[2].defined() && in[2].item<bool>();
+    double ratio = in.size() > 1 && in[1].defined() ? in[1].item<double>() : attr_ratio;
+    if (!training || ratio == 0) {
+      if (!want_mask) return {x};
+      return {x, at::ones_like(x, at::kBool)};
+    }
+    // Training: a fresh mask from LibTorch's generator, scaled by 1 / (1 - ratio).
+    at::Tensor mask = at::rand(x.sizes(), at::kDouble) >= ratio;
+    return {(x * mask / (1 - ratio)).to(x.scalar_type()), mask};
+  };
+});
+
 }  // namespace
 }  // namespace tonnx::backend

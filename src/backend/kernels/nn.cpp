@@ -77,12 +77,15 @@ ConvLike parse_conv_like(const ir::Node& n) {
   c.ceil_mode = n.attr_i("ceil_mode", 0) != 0;
   // Values first (a stride of 0 divides by zero in the output size); lengths against the
   // input's rank at run time (check_lengths).
+  // Up to 2^31, so that no output-size formula overflows.
+  constexpr int64_t kMax = int64_t{1} << 31;
   for (const auto* v : {&c.kernel, &c.strides, &c.dilations})
     for (int64_t x : *v)
-      if (x < 1)
-        kernel_fail(n, "kernel_shape, strides and dilations must be >= 1, got " + c10::str(*v));
+      if (x < 1 || x > kMax)
+        kernel_fail(n,
+                    "kernel_shape, strides and dilations must be 1 to 2^31, got " + c10::str(*v));
   for (int64_t x : c.pads)
-    if (x < 0) kernel_fail(n, "pads must be >= 0, got " + c10::str(c.pads));
+    if (x < 0 || x > kMax) kernel_fail(n, "pads must be 0 to 2^31, got " + c10::str(c.pads));
   return c;
 }
 
@@ -132,6 +135,17 @@ at::Tensor prepack_conv_weight(const KernelSpec& s, const ConvLike& c, int64_t g
   }
 }
 
+}  // namespace
+
+int64_t conv_group(const ir::Node& n) {
+  int64_t group = n.attr_i("group", 1);
+  if (group < 1 || group > (int64_t{1} << 31))
+    kernel_fail(n, "group is " + std::to_string(group) + "; it must be at least 1");
+  return group;
+}
+
+namespace {
+
 at::Tensor run_conv(const ir::Node& n, const ConvLike& c, int64_t group, at::Tensor x,
                     const at::Tensor& w, const at::Tensor& b,
                     const at::Tensor& w_mkldnn = at::Tensor()) {
@@ -140,7 +154,7 @@ at::Tensor run_conv(const ir::Node& n, const ConvLike& c, int64_t group, at::Ten
   if (w.dim() != x.dim())
     kernel_fail(n, "weight W has rank " + std::to_string(w.dim()) + " but X has rank " +
                        std::to_string(x.dim()));
-  if (x.size(1) != w.size(1) * group)
+  if (x.size(1) % group != 0 || x.size(1) / group != w.size(1))
     kernel_fail(n, "input channels C is not equal to kernel channels * group. C: " +
                        std::to_string(x.size(1)) + " kernel channels: " +
                        std::to_string(w.size(1)) + " group: " + std::to_string(group));
@@ -174,7 +188,7 @@ struct ConvTransposeAttrs {
 };
 
 ConvTransposeAttrs parse_conv_transpose(const ir::Node& n) {
-  return {parse_conv_like(n), n.attr_i("group", 1), n.attr_ints("output_padding"),
+  return {parse_conv_like(n), conv_group(n), n.attr_ints("output_padding"),
           n.attr_ints("output_shape")};
 }
 
@@ -274,7 +288,7 @@ std::shared_ptr<const OneDnnConv> make_onednn_conv(const KernelSpec& s, const Co
 TONNX_KERNEL("Conv", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   ConvLike c = parse_conv_like(n);
-  int64_t group = n.attr_i("group", 1);
+  int64_t group = conv_group(n);
   auto dnn = make_onednn_conv(s, c, group, {});
   at::Tensor w_mkldnn = dnn ? at::Tensor() : prepack_conv_weight(s, c, group);
   return [c, group, dnn, w_mkldnn, &n](const Tensors& in) -> Tensors {
@@ -630,44 +644,6 @@ TONNX_KERNEL_DOMAIN("FusedGemm", passes::kFusedDomain, 1, kAnyOpset,
 
 TONNX_KERNEL("MatMul", 1, kAnyOpset, [](const KernelSpec&) -> Kernel {
   return [](const Tensors& in) -> Tensors { return {at::matmul(in.at(0), in.at(1))}; };
-});
-
-// Opset < 13: the input is coerced to 2-D at `axis`; 13 applies along one axis.
-KernelFactory softmax_like(bool log) {
-  return [log](const KernelSpec& s) -> Kernel {
-    bool legacy = s.opset < 13;
-    int64_t axis = s.node.attr_i("axis", legacy ? 1 : -1);
-    const ir::Node& n = s.node;
-    return [log, legacy, axis, &n](const Tensors& in) -> Tensors {
-      const at::Tensor& x = in.at(0);
-      int64_t a = norm_axis(n, axis, x.dim());
-      if (!legacy) return {log ? at::log_softmax(x, a) : at::softmax(x, a)};
-      at::Tensor flat = x.reshape(
-          {x.sizes().slice(0, a).vec().empty() ? 1 : c10::multiply_integers(x.sizes().slice(0, a)),
-           -1});
-      at::Tensor y = log ? at::log_softmax(flat, 1) : at::softmax(flat, 1);
-      return {y.reshape(x.sizes())};
-    };
-  };
-}
-TONNX_KERNEL("Softmax", 1, kAnyOpset, softmax_like(false));
-TONNX_KERNEL("LogSoftmax", 1, kAnyOpset, softmax_like(true));
-
-TONNX_KERNEL("Dropout", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
-  bool want_mask = s.node.outputs().size() > 1;
-  double attr_ratio = s.node.attr_f("ratio", 0.5f);
-  return [want_mask, attr_ratio](const Tensors& in) -> Tensors {
-    const at::Tensor& x = in.at(0);
-    bool training = in.size() > 2 && in[2].defined() && in[2].item<bool>();
-    double ratio = in.size() > 1 && in[1].defined() ? in[1].item<double>() : attr_ratio;
-    if (!training || ratio == 0) {
-      if (!want_mask) return {x};
-      return {x, at::ones_like(x, at::kBool)};
-    }
-    // Training: a fresh mask from LibTorch's generator, scaled by 1 / (1 - ratio).
-    at::Tensor mask = at::rand(x.sizes(), at::kDouble) >= ratio;
-    return {(x * mask / (1 - ratio)).to(x.scalar_type()), mask};
-  };
 });
 
 // ConvTranspose: computed without padding, then cropped by pads (or to output_shape).

@@ -112,7 +112,7 @@ at::Tensor conv_nd(const at::Tensor& x, const at::Tensor& w, const ir::Node& n) 
   }
   at::Tensor xp = at::constant_pad_nd(x, p, 0);
   return at::convolution(xp, w, {}, st, std::vector<int64_t>(d, 0), dil, false,
-                         std::vector<int64_t>(d, 0), n.attr_i("group", 1));
+                         std::vector<int64_t>(d, 0), conv_group(n));
 }
 
 TONNX_KERNEL("ConvInteger", 10, kAnyOpset, [](const KernelSpec& s) -> Kernel {

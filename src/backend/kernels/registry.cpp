@@ -112,7 +112,52 @@ int64_t norm_axis(const ir::Node& n, int64_t axis, int64_t rank) {
                      std::to_string(rank - 1) + ")");
 }
 
+int64_t checked_mul(const ir::Node& n, int64_t a, int64_t b, const char* what) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r))
+    kernel_fail(n, std::string(what) + " overflows int64 (" + std::to_string(a) + " * " +
+                       std::to_string(b) + ")");
+  return r;
+}
+int64_t checked_add(const ir::Node& n, int64_t a, int64_t b, const char* what) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r))
+    kernel_fail(n, std::string(what) + " overflows int64 (" + std::to_string(a) + " + " +
+                       std::to_string(b) + ")");
+  return r;
+}
+int64_t checked_numel(const ir::Node& n, const std::vector<int64_t>& sizes, const char* what) {
+  int64_t r = 1;
+  for (int64_t v : sizes) {
+    if (v < 0) kernel_fail(n, std::string(what) + " has a negative size: " + c10::str(sizes));
+    r = checked_mul(n, r, v, what);
+  }
+  return r;
+}
+
+void check_split_sizes(const ir::Node& n, const std::vector<int64_t>& sizes, int64_t axis,
+                       int64_t dim_size) {
+  int64_t total = 0;
+  for (int64_t v : sizes) {
+    if (v < 0 || v > dim_size - total)
+      kernel_fail(n, "split sizes " + c10::str(c10::IntArrayRef(sizes)) +
+                         " do not add up to axis " + std::to_string(axis) + "'s size " +
+                         std::to_string(dim_size));
+    total += v;
+  }
+  if (total != dim_size)
+    kernel_fail(n, "split sizes sum to " + std::to_string(total) + " but axis " +
+                       std::to_string(axis) + " has " + std::to_string(dim_size));
+}
+
 std::vector<int64_t> to_int_vector(const at::Tensor& t) {
+  // Shapes, axes, pads and counts are integers in ONNX: a float tensor here is a malformed
+  // model (and NaN or 1e30 have no int64 value).
+  if (!t.defined() || !at::isIntegralType(t.scalar_type(), /*includeBool=*/true))
+    throw std::invalid_argument(
+        "an input that holds shapes, axes, sizes, pads or counts must be an integer tensor, "
+        "not " +
+        std::string(t.defined() ? c10::toString(t.scalar_type()) : "an omitted input"));
   at::Tensor c = t.to(at::kLong).contiguous().reshape({-1});
   return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
 }

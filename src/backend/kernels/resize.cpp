@@ -134,8 +134,16 @@ at::Tensor resize(const ir::Node& n, const ResizeAttrs& a, const at::Tensor& x,
       kernel_fail(n, "scales has " + std::to_string(scales.size()) + " values for rank " +
                          std::to_string(r));
     for (int64_t d = 0; d < r; ++d) {
-      if (scales[d] <= 0) kernel_fail(n, "scales must be positive");
-      sizes.push_back(static_cast<int64_t>(std::floor(x.size(d) * scales[d])));
+      if (!(scales[d] > 0) || !std::isfinite(scales[d]))
+        kernel_fail(n, "scales[" + std::to_string(d) + "] is " + std::to_string(scales[d]) +
+                           "; scales must be positive and finite");
+      double size = std::floor(static_cast<double>(x.size(d)) * scales[d]);
+      if (size > static_cast<double>(int64_t{1} << 40))
+        kernel_fail(n, "scales[" + std::to_string(d) + "] = " + std::to_string(scales[d]) +
+                           " makes axis " + std::to_string(d) + " of size " +
+                           std::to_string(x.size(d)) + " too large (" + std::to_string(size) +
+                           " elements)");
+      sizes.push_back(static_cast<int64_t>(size));
     }
   }
   at::ScalarType st = x.scalar_type();

@@ -114,11 +114,7 @@ TONNX_KERNEL("SplitToSequence", 11, kAnyOpset, [](const KernelSpec& s) -> Kernel
       parts = x.split(chunk, a);
     } else {
       std::vector<int64_t> sizes = to_int_vector(split);
-      int64_t total = 0;
-      for (int64_t v : sizes) total += v;
-      if (total != x.size(a))
-        kernel_fail(n, "split sizes sum to " + std::to_string(total) + " but axis " +
-                           std::to_string(a) + " has " + std::to_string(x.size(a)));
+      check_split_sizes(n, sizes, a, x.size(a));
       parts = x.split_with_sizes(sizes, a);
     }
     for (auto& p : parts) q.items.push_back(p);

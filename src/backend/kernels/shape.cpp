@@ -72,11 +72,7 @@ TONNX_KERNEL("Split", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
         sizes.push_back(std::max<int64_t>(0, std::min(chunk, left)));
       }
     }
-    int64_t total = 0;
-    for (int64_t v : sizes) total += v;
-    if (total != x.size(a))
-      kernel_fail(n, "split sizes sum to " + std::to_string(total) + " but axis " +
-                         std::to_string(a) + " has " + std::to_string(x.size(a)));
+    check_split_sizes(n, sizes, a, x.size(a));
     auto parts = x.split_with_sizes(sizes, a);
     return Tensors(parts.begin(), parts.end());
   };
