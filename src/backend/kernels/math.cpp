@@ -94,7 +94,7 @@ TONNX_KERNEL("Hardmax", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
     at::Tensor v = x;
     int64_t along = a;
     if (legacy) {
-      v = x.reshape({c10::multiply_integers(x.sizes().slice(0, a)), -1});
+      v = x.reshape({checked_numel(n, x.sizes().slice(0, a).vec(), "the outer size"), -1});
       along = 1;
     }
     at::Tensor idx = at::argmax(v, along, true);
@@ -152,9 +152,8 @@ KernelFactory softmax_like(bool log) {
       const at::Tensor& x = in.at(0);
       int64_t a = norm_axis(n, axis, x.dim());
       if (!legacy) return {log ? at::log_softmax(x, a) : at::softmax(x, a)};
-      at::Tensor flat = x.reshape(
-          {x.sizes().slice(0, a).vec().empty() ? 1 : c10::multiply_integers(x.sizes().slice(0, a)),
-           -1});
+      at::Tensor flat =
+          x.reshape({checked_numel(n, x.sizes().slice(0, a).vec(), "the outer size"), -1});
       at::Tensor y = log ? at::log_softmax(flat, 1) : at::softmax(flat, 1);
       return {y.reshape(x.sizes())};
     };

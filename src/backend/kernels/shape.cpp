@@ -42,8 +42,8 @@ TONNX_KERNEL("Flatten", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
     if (a < 0 || a > x.dim())
       kernel_fail(n, "axis " + std::to_string(axis) + " is out of range for rank " +
                          std::to_string(x.dim()));
-    int64_t outer = c10::multiply_integers(x.sizes().slice(0, a));
-    int64_t inner = c10::multiply_integers(x.sizes().slice(a));
+    int64_t outer = checked_numel(n, x.sizes().slice(0, a).vec(), "the outer size");
+    int64_t inner = checked_numel(n, x.sizes().slice(a).vec(), "the inner size");
     return {x.reshape({outer, inner})};
   };
 });
@@ -252,7 +252,7 @@ TONNX_KERNEL("GatherND", 11, kAnyOpset, [](const KernelSpec& s) -> Kernel {
                            std::to_string(idx.size(d)) + " but the data's is " +
                            std::to_string(x.size(d)));
     std::vector<int64_t> batch(x.sizes().begin(), x.sizes().begin() + batch_dims);
-    int64_t B = c10::multiply_integers(batch);
+    int64_t B = checked_numel(n, batch, "the batch size");
     at::Tensor xb = x.reshape([&] {
       std::vector<int64_t> sh{B};
       sh.insert(sh.end(), x.sizes().begin() + batch_dims, x.sizes().end());
@@ -272,7 +272,7 @@ TONNX_KERNEL("GatherND", 11, kAnyOpset, [](const KernelSpec& s) -> Kernel {
       lin = lin * size + ij;
     }
     std::vector<int64_t> rest(xb.sizes().begin() + 1 + k, xb.sizes().end());
-    at::Tensor flat = xb.reshape({B, -1, c10::multiply_integers(rest)});
+    at::Tensor flat = xb.reshape({B, -1, checked_numel(n, rest, "the slice size")});
     at::Tensor g = at::gather(flat, 1, lin.unsqueeze(-1).expand({B, lin.size(1), flat.size(2)}));
     std::vector<int64_t> out = batch;
     out.insert(out.end(), idx_mid.begin(), idx_mid.end());
