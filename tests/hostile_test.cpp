@@ -618,6 +618,20 @@ TEST(Hostile, FuzzFindings) {
         up.run({torch::ones({1, 1, 2, 2}), torch::zeros({1, 1, 2, 2}, at::kLong)});
       },
       "the output size overflows int64");
+  // A pool whose pads are as large as its kernel (windows wholly in padding; minutes of work).
+  onnx::ModelProto pool = model("MaxPool", {"x"});
+  attr_ints(pool.mutable_graph()->mutable_node(0), "kernel_shape", {65536, 2});
+  attr_ints(pool.mutable_graph()->mutable_node(0), "pads", {64, 0, 65536, 0});
+  expect_error([&] { prepare(pool); }, "must each be smaller than kernel_shape [65536, 2]");
+  // Reshape to dims whose product overflows.
+  onnx::ModelProto reshape = model("Reshape", {"x", "shape"});
+  input_type(reshape, 1, onnx::TensorProto::INT64);
+  auto rsh = prepare(reshape);
+  expect_error(
+      [&] {
+        rsh.run({torch::ones({4}), torch::tensor({int64_t{1} << 62, int64_t{1} << 62, -1L})});
+      },
+      "cannot infer the -1 dim");
   // Resize by an infinite scale.
   onnx::ModelProto rs = model("Resize", {"x", "", "scales"});
   auto resize = prepare(rs);

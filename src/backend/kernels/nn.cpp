@@ -89,6 +89,21 @@ ConvLike parse_conv_like(const ir::Node& n) {
   return c;
 }
 
+// Pools also require every explicit pad to be smaller than the kernel, as ONNX Runtime does:
+// a window wholly in padding has no input, and kernel 65536 with pads 65536 on a 5-wide input
+// (found by fuzz_run) was minutes of work over padding.
+ConvLike parse_pool(const ir::Node& n) {
+  ConvLike c = parse_conv_like(n);
+  size_t d = c.kernel.size();
+  if (c.auto_pad == AutoPad::NotSet && c.pads.size() == 2 * d)
+    for (size_t i = 0; i < 2 * d; ++i)
+      if (c.pads[i] >= c.kernel[i % d])
+        kernel_fail(n, "pads " + c10::str(c10::IntArrayRef(c.pads)) +
+                           " must each be smaller than kernel_shape " +
+                           c10::str(c10::IntArrayRef(c.kernel)));
+  return c;
+}
+
 bool symmetric(const std::vector<int64_t>& p) {
   size_t d = p.size() / 2;
   for (size_t i = 0; i < d; ++i)
@@ -441,7 +456,7 @@ PoolPath pool_path(const at::Tensor& x, size_t d, bool is_max, bool want_indices
 
 TONNX_KERNEL("MaxPool", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
-  ConvLike c = parse_conv_like(n);
+  ConvLike c = parse_pool(n);
   bool col_major = n.attr_i("storage_order", 0) != 0;
   bool want_indices = n.outputs().size() > 1;
   return [c, &n, want_indices, col_major](const Tensors& in) -> Tensors {
@@ -514,7 +529,7 @@ TONNX_KERNEL("MaxPool", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
 // Average pooling as sum(x) / count, so that any padding and count_include_pad work.
 TONNX_KERNEL("AveragePool", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
-  ConvLike c = parse_conv_like(n);
+  ConvLike c = parse_pool(n);
   bool include_pad = n.attr_i("count_include_pad", 0) != 0;
   return [c, &n, include_pad](const Tensors& in) -> Tensors {
     at::Tensor x = in.at(0);
