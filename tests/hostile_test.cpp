@@ -632,6 +632,15 @@ TEST(Hostile, FuzzFindings) {
         rsh.run({torch::ones({4}), torch::tensor({int64_t{1} << 62, int64_t{1} << 62, -1L})});
       },
       "cannot infer the -1 dim");
+  // Unique compared every value with every distinct one before it: hours on a million.
+  auto unique = prepare(model("Unique", {"x"}));
+  at::Tensor big =
+      torch::cat({torch::randperm(200000).to(at::kFloat), torch::tensor({-0.0f, NAN, NAN})});
+  auto u = unique.run({big});
+  // -0 groups with 0; the two NaNs stay apart and sort last.
+  ASSERT_EQ(u[0].numel(), 200002);
+  EXPECT_TRUE(u[0].slice(0, 0, 200000).equal(torch::arange(200000).to(at::kFloat)));
+  EXPECT_TRUE(torch::isnan(u[0].slice(0, 200000)).all().item<bool>());
   // Resize by an infinite scale.
   onnx::ModelProto rs = model("Resize", {"x", "", "scales"});
   auto resize = prepare(rs);

@@ -1,6 +1,11 @@
 // Shape and indexing kernels: ConstantOfShape, EyeLike, Flatten, Tile, Split, Pad,
 // Depth/SpaceToDepth, GatherElements/ND, Scatter*, OneHot, NonZero, Compress, ReverseSequence,
 // TopK, Unique.
+#include <algorithm>
+#include <cmath>
+#include <string_view>
+#include <unordered_map>
+
 #include "backend/kernels/kernel.h"
 
 namespace tonnx::backend {
@@ -415,18 +420,29 @@ TONNX_KERNEL("Unique", 11, kAnyOpset, [](const KernelSpec& s) -> Kernel {
       x = x.reshape({-1});
     }
     int64_t len = x.size(0);
-    at::Tensor rows = x.reshape({len, -1});
-    // Group equal slices: first occurrence order, then optionally sort by value.
+    // Each slice as a row of int64 (integers, bool) or double (floats, with -0 made +0 so
+    // that it groups with 0), hashed by its bytes: linear in the input (a pairwise comparison
+    // was quadratic: hours for a million distinct values). A slice holding NaN equals nothing.
+    bool is_float = at::isFloatingType(x.scalar_type());
+    at::Tensor key = (is_float ? x.to(at::kDouble) + 0.0 : x.to(at::kLong)).reshape({len, -1});
+    key = key.contiguous();
+    int64_t width = key.size(1);
+    const auto* base = static_cast<const char*>(key.data_ptr());
+    size_t row_bytes = static_cast<size_t>(width) * 8;
+    auto row = [&](int64_t i) { return std::string_view(base + i * row_bytes, row_bytes); };
+    auto has_nan = [&](int64_t i) {
+      if (!is_float) return false;
+      const double* v = key.data_ptr<double>() + i * width;
+      return std::any_of(v, v + width, [](double d) { return std::isnan(d); });
+    };
     std::vector<int64_t> first, inverse(len), counts;
+    std::unordered_map<std::string_view, int64_t> seen;
     for (int64_t i = 0; i < len; ++i) {
-      int64_t found = -1;
-      for (size_t u = 0; u < first.size(); ++u)
-        if (at::equal(rows[first[u]], rows[i])) {
-          found = static_cast<int64_t>(u);
-          break;
-        }
+      auto it = has_nan(i) ? seen.end() : seen.find(row(i));
+      int64_t found = it == seen.end() ? -1 : it->second;
       if (found < 0) {
         found = static_cast<int64_t>(first.size());
+        if (!has_nan(i)) seen.emplace(row(i), found);
         first.push_back(i);
         counts.push_back(0);
       }
@@ -436,14 +452,25 @@ TONNX_KERNEL("Unique", 11, kAnyOpset, [](const KernelSpec& s) -> Kernel {
     std::vector<int64_t> order(first.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
     if (sorted) {
-      std::stable_sort(order.begin(), order.end(), [&](int64_t p, int64_t q) {
-        at::Tensor rp = rows[first[p]].to(at::kDouble), rq = rows[first[q]].to(at::kDouble);
-        for (int64_t j = 0; j < rp.numel(); ++j) {
-          double vp = rp[j].item<double>(), vq = rq[j].item<double>();
-          if (vp != vq) return vp < vq;
+      auto less = [&](int64_t p, int64_t q) {
+        for (int64_t j = 0; j < width; ++j) {
+          if (is_float) {
+            double vp = key.data_ptr<double>()[first[p] * width + j];
+            double vq = key.data_ptr<double>()[first[q] * width + j];
+            if (std::isnan(vp) || std::isnan(vq)) {  // NaN last, as numpy sorts
+              if (std::isnan(vp) != std::isnan(vq)) return std::isnan(vq);
+              continue;
+            }
+            if (vp != vq) return vp < vq;
+          } else {
+            int64_t vp = key.data_ptr<int64_t>()[first[p] * width + j];
+            int64_t vq = key.data_ptr<int64_t>()[first[q] * width + j];
+            if (vp != vq) return vp < vq;
+          }
         }
         return false;
-      });
+      };
+      std::stable_sort(order.begin(), order.end(), less);
     }
     std::vector<int64_t> rank(order.size()), idx, cnt;
     for (size_t r = 0; r < order.size(); ++r) {
