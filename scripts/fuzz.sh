@@ -5,7 +5,8 @@
 #                                              saved under fuzz/regressions/HARNESS/ and fails
 #   scripts/fuzz.sh merge HARNESS               fold the run's new coverage into fuzz/corpus/HARNESS
 #   scripts/fuzz.sh replay                     every saved regression and corpus input once per
-#                                              harness, then the core tests under the sanitizers (CI)
+#                                              harness, the core tests and the CLI's tests under
+#                                              the sanitizers (CI)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -72,7 +73,8 @@ run() {
 }
 
 merge() {
-  local h=$1 tmp="$BUILD/merged/$h"
+  local h=$1
+  local tmp="$BUILD/merged/$h"
   rm -rf "$tmp" && mkdir -p "$tmp"
   "$BUILD/fuzz_$h" "${FUZZ_FLAGS[@]}" -merge=1 "$tmp" fuzz/corpus/"$h" "$BUILD/work/$h"
   rm -rf "fuzz/corpus/$h" && mv "$tmp" "fuzz/corpus/$h"
@@ -93,6 +95,23 @@ replay() {
   done
   echo "replay: the core tests (backend, hostile models, training ops) under ASan+UBSan"
   (cd "$BUILD" && ./tonnx_core_tests --gtest_brief=1)
+  echo "replay: the command-line tool under ASan+UBSan: its contract (tests/cli_test.sh), then"
+  echo "        check, print and run on every saved regression model (exit 0 or 1, never a crash)"
+  tests/cli_test.sh "$BUILD" >"$BUILD/replay_cli.log" 2>&1 ||
+    { tail -40 "$BUILD/replay_cli.log"; echo "replay: tests/cli_test.sh failed"; exit 1; }
+  tail -1 "$BUILD/replay_cli.log"
+  for f in fuzz/regressions/load/* fuzz/regressions/run/*; do
+    for cmd in check print run; do
+      rc=0
+      timeout 60 "$BUILD/tonnx" "$cmd" "$f" >"$BUILD/replay_cmd.log" 2>&1 || rc=$?
+      if [ "$rc" != 0 ] && [ "$rc" != 1 ]; then
+        tail -30 "$BUILD/replay_cmd.log"
+        echo "replay: tonnx $cmd $f exited $rc"
+        exit 1
+      fi
+    done
+  done
+  echo "replay: every regression model is a clean result or error in check, print and run"
 }
 
 case "${1:-}" in

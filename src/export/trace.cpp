@@ -262,7 +262,7 @@ std::vector<DynamicDim> dynamic_dims(
         throw ExportError("dynamic_axes for '" + name + "': axis " + std::to_string(axis0) +
                           " is out of range for an input of rank " + std::to_string(rank));
       auto d = std::find_if(dims.begin(), dims.end(),
-                            [&](const DynamicDim& x) { return x.symbol == sym; });
+                            [&sym = sym](const DynamicDim& x) { return x.symbol == sym; });
       if (d == dims.end()) {
         dims.push_back({sym, {}, args[i].size(*axis), 0});
         d = dims.end() - 1;
