@@ -46,6 +46,8 @@ INSTANTIATE_TEST_SUITE_P(Opsets, Numeric9, ::testing::Values(9, 13, 17));
 
 TEST_P(Numeric9, Arithmetic) {
   Tensor a = torch::randn({2, 3}), b = torch::randn({3}), c = torch::randn({2, 1});
+  // LibTorch's true_divide and tanhshrink trace as div and tanh/sub (no symbolic of their own
+  // is reached): these check the export's behaviour for a C++ user of either.
   check([](Tensor x, Tensor y) { return torch::true_divide(x, y); }, {a, b}, "true_divide");
   check([](Tensor x, Tensor y) { return torch::true_divide(x, y); },
         {torch::tensor({7L, -7L, 0L}), torch::tensor({2L, 2L, 0L})}, "true_divide_int");
@@ -84,6 +86,7 @@ TEST_P(Numeric9, ViewsAndNoOps) {
         "movedim_empty");
   check([](Tensor a) { return a.resolve_conj().resolve_neg() + torch::alias(a); }, {x},
         "resolve_alias");
+  // is_floating_point is answered while tracing (a C++ bool).
   check([](Tensor a) { return a.is_floating_point() ? a * 2 : a; }, {x}, "is_floating_point");
 }
 

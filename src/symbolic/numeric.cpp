@@ -1,6 +1,6 @@
 // Numeric ops torch.onnx 1.13 exports that the first wave lacked: isinf, isfinite, nan_to_num,
-// true_divide, addcmul, lerp, tanhshrink, outer, mv, dot; views and no-ops on real tensors
-// (view_as, reshape_as, movedim, alias, lift, resolve_conj, resolve_neg); is_floating_point.
+// addcmul, lerp, outer, mv, dot; views and no-ops on real tensors (view_as, reshape_as,
+// movedim, alias, resolve_conj, resolve_neg).
 #include <limits>
 #include <numeric>
 
@@ -57,10 +57,6 @@ TONNX_SYMBOLIC("aten::nan_to_num", 10, [](SymbolicContext& g) -> Outputs {
               {g.op("IsInf", {x}, {{"detect_positive", int64_t{0}}}), g.constant_scalar(lo, t), y});
 });
 
-// true_divide: division in the result type (float for integer inputs).
-TONNX_SYMBOLIC("aten::true_divide", 9,
-               [](SymbolicContext& g) { return binary(g, "Div", g.output_scalar_type()); });
-
 // addcmul(self, t1, t2, value=1) = self + value * t1 * t2, in the result type.
 TONNX_SYMBOLIC("aten::addcmul", 9, [](SymbolicContext& g) -> Outputs {
   at::ScalarType dt = g.output_scalar_type();
@@ -76,10 +72,6 @@ TONNX_SYMBOLIC("aten::lerp", 9, [](SymbolicContext& g) -> Outputs {
   Value* a = input_as(g, 0, dt);
   Value* diff = g.op("Sub", {input_as(g, 1, dt), a});
   return g.op("Add", {a, g.op("Mul", {input_as(g, 2, dt), diff})});
-});
-
-TONNX_SYMBOLIC("aten::tanhshrink", 9, [](SymbolicContext& g, Value* x) -> Outputs {
-  return g.op("Sub", {x, g.op("Tanh", {x})});
 });
 
 // outer(a, b): a[:, None] * b. mv and dot: MatMul has numpy's 1-D semantics.
@@ -101,13 +93,12 @@ Outputs reshape_as(SymbolicContext& g) {
 TONNX_SYMBOLIC("aten::view_as", 9, reshape_as);
 TONNX_SYMBOLIC("aten::reshape_as", 9, reshape_as);
 
-// No-ops on real tensors: aliasing, lifting a constant, resolving lazy conjugation/negation.
+// No-ops on real tensors: aliasing, resolving lazy conjugation and negation.
 Outputs real_identity(SymbolicContext& g) {
   if (at::isComplexType(g.scalar_type(0))) g.fail("complex tensors have no ONNX type");
   return g.op("Identity", {g.input(0)});
 }
 TONNX_SYMBOLIC("aten::alias", 9, real_identity);
-TONNX_SYMBOLIC("aten::lift", 9, real_identity);
 TONNX_SYMBOLIC("aten::resolve_conj", 9, real_identity);
 TONNX_SYMBOLIC("aten::resolve_neg", 9, real_identity);
 
@@ -134,11 +125,6 @@ TONNX_SYMBOLIC("aten::movedim", 9, [](SymbolicContext& g) -> Outputs {
     used[next] = true;
   }
   return g.op("Transpose", {g.input(0)}, {{"perm", perm}});
-});
-
-// is_floating_point: known from the traced type.
-TONNX_SYMBOLIC("aten::is_floating_point", 9, [](SymbolicContext& g) -> Outputs {
-  return g.constant(at::scalar_tensor(at::isFloatingType(g.scalar_type(0)), at::kBool));
 });
 
 }  // namespace
