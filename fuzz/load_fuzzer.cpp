@@ -13,11 +13,6 @@
 #include "tonnx/check.h"
 #include "tonnx/proto.h"
 
-extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size,
-                                          unsigned seed) {
-  return tonnx::fuzz::mutate_model(data, size, max_size, seed);
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   onnx::ModelProto m;
   if (!m.ParseFromArray(data, static_cast<int>(size))) return 0;
