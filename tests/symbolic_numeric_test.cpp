@@ -90,6 +90,45 @@ TEST_P(Numeric9, ViewsAndNoOps) {
   check([](Tensor a) { return a.is_floating_point() ? a * 2 : a; }, {x}, "is_floating_point");
 }
 
+// scatter_add and scatter(reduce=) add or multiply at repeated indices: ScatterElements'
+// reduction (16). Before 16 a scatter keeps one write per index, so the export refuses.
+class Scatter16 : public Numeric {};
+INSTANTIATE_TEST_SUITE_P(Opsets, Scatter16, ::testing::Values(16, 17));
+
+TEST_P(Scatter16, RepeatedIndicesAccumulate) {
+  Tensor x = torch::randn({3, 4});
+  Tensor idx = torch::tensor({{0L, 1L, 2L, 0L}, {0L, 0L, 2L, 2L}});  // repeats along dim 0
+  Tensor src = torch::randn({2, 4});
+  check([](Tensor a, Tensor i, Tensor s) { return a.scatter_add(0, i, s); }, {x, idx, src},
+        "scatter_add");
+  check([](Tensor a, Tensor i, Tensor s) { return a.scatter_add(-1, i, s); },
+        {x, torch::tensor({{3L, 3L, 0L}, {1L, 1L, 1L}}), torch::randn({2, 3})},
+        "scatter_add_negative_dim");
+  check(
+      [](Tensor a, Tensor i, Tensor s) { return a.scatter_add(0, i, s); },
+      {torch::zeros({3}, torch::kLong), torch::tensor({0L, 0L, 2L}), torch::tensor({5L, -2L, 7L})},
+      "scatter_add_int");
+  check([](Tensor a, Tensor i, Tensor s) { return a.scatter(0, i, s, "add"); }, {x, idx, src},
+        "scatter_reduce_add");
+  check([](Tensor a, Tensor i, Tensor s) { return a.scatter(0, i, s, "multiply"); }, {x, idx, src},
+        "scatter_reduce_multiply");
+}
+
+TEST(NumericErrors, ScatterAddBeforeOpset16IsRefused) {
+  ExportOptions opt;
+  opt.opset_version = 13;
+  std::string dir = temp_dir("scatter_add_13");
+  try {
+    export_traceable(
+        make_traceable_fn([](Tensor a, Tensor i, Tensor s) { return a.scatter_add(0, i, s); }),
+        {torch::zeros({3}), torch::tensor({0L, 0L}), torch::ones({2})}, dir + "/m.onnx", opt);
+    ADD_FAILURE() << "scatter_add exported at opset 13";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("aten::scatter_add"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("16"), std::string::npos) << e.what();
+  }
+}
+
 TEST(NumericErrors, MovedimNamesTheProblem) {
   ExportOptions opt;
   std::string dir = temp_dir("movedim_bad");

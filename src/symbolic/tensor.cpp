@@ -197,17 +197,32 @@ TONNX_SYMBOLIC(
     "aten::gather", 11, [](SymbolicContext& g, Value* x, int64_t dim, Value* index, bool) {
       return g.op("GatherElements", {x, g.cast(index, at::kLong)}, {{"axis", arg_dim(g, 0, dim)}});
     });
-// scatter(self, dim, index, src | value): ScatterElements (11).
-TONNX_SYMBOLIC("aten::scatter", 11, [](SymbolicContext& g) -> Outputs {
+// scatter(self, dim, index, src | value[, reduce]): ScatterElements (11); reduce='add' and
+// 'multiply' need its reduction attribute (16): a plain scatter would keep one write per
+// repeated index, a silently different model.
+Outputs scatter(SymbolicContext& g, const std::string& reduction) {
   at::ScalarType dt = g.scalar_type(0);
   int64_t dim = arg_dim(g, 0, g.i(1));
   Value* index = g.cast(g.input(2), at::kLong);
   Value* src = g.arg_type(3) == "Tensor" && !g.is_constant(3)
                    ? g.cast(g.input(3), dt)
                    : g.op("Expand", {input_as(g, 3, dt), g.op("Shape", {index})});
-  if (g.num_inputs() > 4 && !g.is_none(4)) g.fail("scatter with reduce= is not supported");
-  return g.op("ScatterElements", {g.input(0), index, src}, {{"axis", dim}});
+  if (reduction == "none")
+    return g.op("ScatterElements", {g.input(0), index, src}, {{"axis", dim}});
+  if (g.opset() < 16)
+    g.unsupported_below(
+        16, "scatter with reduction '" + reduction + "' (ScatterElements' reduction attribute)");
+  return g.op("ScatterElements", {g.input(0), index, src},
+              {{"axis", dim}, {"reduction", reduction}});
+}
+TONNX_SYMBOLIC("aten::scatter", 11, [](SymbolicContext& g) -> Outputs {
+  if (g.num_inputs() < 5 || g.is_none(4)) return scatter(g, "none");
+  std::string reduce = g.s(4);
+  if (reduce != "add" && reduce != "multiply")
+    g.fail("reduce='" + reduce + "' is not one of 'add', 'multiply'");
+  return scatter(g, reduce == "add" ? "add" : "mul");
 });
+TONNX_SYMBOLIC("aten::scatter_add", 16, [](SymbolicContext& g) { return scatter(g, "add"); });
 
 // Slice from start to end with step along dim. Before opset 10 Slice has no steps and
 // takes attributes.
