@@ -233,6 +233,10 @@ bool has_subgraphs(const Graph& g);
 // what the axis belongs to in their own error.
 std::optional<int64_t> normalize_axis(int64_t axis, int64_t rank);
 
+// The product of `dims` (a tensor's element count); nullopt when a dim is negative or the
+// product overflows int64. Callers say what the dims belong to in their own error.
+std::optional<int64_t> product_of(const std::vector<int64_t>& dims);
+
 struct Model {
   int64_t ir_version = 8;
   std::vector<OpsetImport> opsets;

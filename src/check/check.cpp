@@ -295,10 +295,8 @@ std::string attr_str(const onnx::AttributeProto& a) {
       break;
     case onnx::AttributeProto::TENSOR: {
       const auto& t = a.t();
-      int64_t n = 1;  // one element: printed as its value
-      for (auto d : t.dims())
-        if (d < 0 || __builtin_mul_overflow(n, d, &n)) n = -1;
-      if (n == 1) {
+      // One element: printed as its value.
+      if (ir::product_of({t.dims().begin(), t.dims().end()}) == 1) {
         try {
           at::Tensor v = tensor_from_proto(t).to(at::kDouble);
           os << "{" << v.item<double>() << "}";

@@ -357,4 +357,11 @@ std::optional<int64_t> normalize_axis(int64_t axis, int64_t rank) {
   return a;
 }
 
+std::optional<int64_t> product_of(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return std::nullopt;
+  return n;
+}
+
 }  // namespace tonnx::ir

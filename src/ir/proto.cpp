@@ -28,16 +28,13 @@ std::string ir_domain(const std::string& d) { return d == "ai.onnx" ? "" : d; }
 size_t element_size(ir::DType t) { return c10::elementSize(ir::scalar_type_from_dtype(t)); }
 
 int64_t checked_numel(const std::vector<int64_t>& dims, const std::string& what) {
-  int64_t n = 1;
-  for (int64_t d : dims) {
+  for (int64_t d : dims)
     if (d < 0)
       throw std::runtime_error(what + ": dimension " + std::to_string(d) +
                                " is negative; tensor dims must be >= 0");
-    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d)
-      throw std::runtime_error(what + ": the product of its dims overflows int64");
-    n *= d;
-  }
-  return n;
+  std::optional<int64_t> n = ir::product_of(dims);
+  if (!n) throw std::runtime_error(what + ": the product of its dims overflows int64");
+  return *n;
 }
 
 std::string tensor_label(const onnx::TensorProto& p) { return "tensor '" + p.name() + "'"; }

@@ -127,12 +127,12 @@ int64_t checked_add(const ir::Node& n, int64_t a, int64_t b, const char* what) {
   return r;
 }
 int64_t checked_numel(const ir::Node& n, const std::vector<int64_t>& sizes, const char* what) {
-  int64_t r = 1;
-  for (int64_t v : sizes) {
+  for (int64_t v : sizes)
     if (v < 0) kernel_fail(n, std::string(what) + " has a negative size: " + c10::str(sizes));
-    r = checked_mul(n, r, v, what);
-  }
-  return r;
+  std::optional<int64_t> r = ir::product_of(sizes);
+  if (!r)
+    kernel_fail(n, std::string(what) + " overflows int64 (the product of " + c10::str(sizes) + ")");
+  return *r;
 }
 
 void check_split_sizes(const ir::Node& n, const std::vector<int64_t>& sizes, int64_t axis,

@@ -438,11 +438,12 @@ TONNX_KERNEL("Unique", 11, kAnyOpset, [](const KernelSpec& s) -> Kernel {
     std::vector<int64_t> first, inverse(len), counts;
     std::unordered_map<std::string_view, int64_t> seen;
     for (int64_t i = 0; i < len; ++i) {
-      auto it = has_nan(i) ? seen.end() : seen.find(row(i));
+      bool nan = has_nan(i);
+      auto it = nan ? seen.end() : seen.find(row(i));
       int64_t found = it == seen.end() ? -1 : it->second;
       if (found < 0) {
         found = static_cast<int64_t>(first.size());
-        if (!has_nan(i)) seen.emplace(row(i), found);
+        if (!nan) seen.emplace(row(i), found);
         first.push_back(i);
         counts.push_back(0);
       }

@@ -61,22 +61,17 @@ at::Tensor reshape_onnx(const ir::Node& n, const at::Tensor& x, std::vector<int6
                          "; dims must be >= -1");
     }
   }
-  // The product of the dims (skipping `skip`), or -1 where it overflows int64.
-  auto product = [&shape](int64_t skip) {
-    int64_t p = 1;
-    for (size_t i = 0; i < shape.size(); ++i)
-      if (static_cast<int64_t>(i) != skip && __builtin_mul_overflow(p, shape[i], &p))
-        return int64_t{-1};
-    return p;
-  };
   if (infer >= 0) {
-    int64_t known = product(infer);
-    if (known <= 0 || x.numel() % known != 0)
+    std::vector<int64_t> others = shape;
+    others.erase(others.begin() + infer);
+    std::optional<int64_t> product = ir::product_of(others);  // nullopt: overflows
+    int64_t known = product.value_or(0);
+    if (known == 0 || x.numel() % known != 0)
       kernel_fail(n, "cannot infer the -1 dim: " + std::to_string(x.numel()) + " elements into " +
                          c10::str(at::IntArrayRef(shape)));
     shape[infer] = x.numel() / known;
   }
-  if (product(-1) != x.numel())
+  if (ir::product_of(shape) != x.numel())
     kernel_fail(n, "cannot reshape a tensor of shape " + c10::str(x.sizes()) + " (" +
                        std::to_string(x.numel()) + " elements) to " +
                        c10::str(at::IntArrayRef(shape)));

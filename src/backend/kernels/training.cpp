@@ -242,16 +242,13 @@ TONNX_KERNEL_DOMAIN("Gradient", kTraining, 1, kAnyOpset, [](const KernelSpec& s)
       env[node->output(0)->name()] = differentiable_ops().at(node->op_type())(args);
     }
     at::Tensor y = env.at(p->y);
-    if (!y.requires_grad())
-      return [&] {
-        Tensors zeros;
-        for (const auto& x : xs) zeros.push_back(at::zeros_like(x.detach()));
-        return zeros;
-      }();
-    auto grads =
-        torch::autograd::grad({y}, xs, {at::ones_like(y)}, c10::optional<bool>(false), false, true);
+    // A y that depends on no x (through initializers only): every gradient is zero.
+    Tensors grads(xs.size());
+    if (y.requires_grad())
+      grads = torch::autograd::grad({y}, xs, {at::ones_like(y)}, c10::optional<bool>(false), false,
+                                    true);
     Tensors out;
-    for (size_t i = 0; i < grads.size(); ++i)
+    for (size_t i = 0; i < xs.size(); ++i)
       out.push_back(grads[i].defined() ? grads[i].detach() : at::zeros_like(xs[i].detach()));
     return out;
   };
