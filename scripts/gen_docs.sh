@@ -13,7 +13,8 @@ TONNX_RECORD_EMITTED="$dir/emitted.tsv" "$build/tonnx" export "$dir/flatten_view
   --inputs "$dir/flatten_view/data/test_data_set_0/input_0.pb" >/dev/null
 sort -u docs/emitted_ops.tsv "$dir/emitted.tsv" -o docs/emitted_ops.tsv
 rm -rf "$dir"
-"$build/tonnx" symbolics --markdown --emitted docs/emitted_ops.tsv > docs/operators.md
+"$build/tonnx" symbolics --markdown --emitted docs/emitted_ops.tsv |
+  /usr/bin/python3 scripts/torch_onnx_column.py tests/torch_onnx_parity.tsv > docs/operators.md
 "$build/tonnx" models --markdown > docs/models.md
 echo "docs regenerated; not exercised by a test:"
 grep -c "not exercised" docs/operators.md || true

@@ -395,6 +395,19 @@ TEST_P(Ops, Interpolation) {
         },
         {x}, "bicubic" + a, Tolerance{1e-3, 1e-4});
   }
+  // An output of length 1 samples the input's middle (half_pixel), not its first element
+  // (pytorch_half_pixel): torch.onnx's test_interpolate_half_pixel.
+  for (auto mode : {F::InterpolateFuncOptions::mode_t(torch::kBilinear),
+                    F::InterpolateFuncOptions::mode_t(torch::kBicubic)})
+    check(
+        [mode](Tensor x) {
+          return F::interpolate(
+              x, F::InterpolateFuncOptions().size(std::vector<int64_t>{1, 7}).mode(mode));
+        },
+        {x},
+        std::string("size_one_") +
+            (c10::get_if<torch::enumtype::kBicubic>(&mode) ? "bicubic" : "bilinear"),
+        Tolerance{1e-3, 1e-4});
 }
 
 TEST_P(Ops9, RecurrentLayers) {

@@ -43,13 +43,13 @@ std::string expect_export_matches(const Traceable& model, const std::vector<torc
     return path;
   }
   TestDataSet set;
-  set.inputs = inputs;
+  set.inputs = s.graph_inputs(inputs);
   set.outputs = s.eager_outputs;
   write_test_data(dir + "/data", set);
   // tonnx's backend
   try {
     auto rep = backend::prepare(path, "CPU");
-    auto outs = rep.run(inputs);
+    auto outs = rep.run(set.inputs);
     EXPECT_EQ(outs.size(), s.eager_outputs.size()) << name;
     for (size_t i = 0; i < std::min(outs.size(), s.eager_outputs.size()); ++i)
       expect_close(outs[i], s.eager_outputs[i], tol, name + " backend output " + std::to_string(i));

@@ -76,6 +76,12 @@ struct ExportSummary {
   double seconds = 0;
   // What LibTorch computed while tracing: the reference outputs for any runtime.
   std::vector<torch::Tensor> eager_outputs;
+  // For each graph input (in `inputs`' order), its position among the example inputs. As
+  // torch.onnx does, an input the exported graph never reads (used only for its static
+  // shape, or not at all) is not a graph input; feed the model inputs[input_positions[k]].
+  std::vector<int64_t> input_positions;
+  // The example inputs the exported model takes, in its order.
+  std::vector<torch::Tensor> graph_inputs(const std::vector<torch::Tensor>& example) const;
   std::string str() const;  // a short human-readable report
 };
 

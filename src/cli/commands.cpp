@@ -114,7 +114,7 @@ ExportOptions export_options(const Args& a) {
 void write_export_test_data(const std::string& dir, const std::vector<at::Tensor>& inputs,
                             const ExportSummary& s) {
   TestDataSet set;
-  set.inputs = inputs;
+  set.inputs = s.graph_inputs(inputs);
   set.outputs = s.eager_outputs;
   for (const auto& i : s.inputs) set.input_names.push_back(i.name);
   for (const auto& o : s.outputs) set.output_names.push_back(o.name);

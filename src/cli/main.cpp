@@ -6,6 +6,9 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "cli/args.h"
 #include "cli/commands.h"
@@ -26,10 +29,65 @@ commands:
   run M.onnx                 run a model on tonnx's CPU backend
   symbolics                  list the registered symbolic functions (aten op, opset)
   conformance DIR...         run ONNX backend test cases on tonnx's backend
+  batch                      run commands read from stdin in one process (test runners)
   help [COMMAND]             this text, or a command's options
 
 `tonnx COMMAND --help` shows a command's options. `tonnx --version` prints the version.
 )";
+
+// Runs one command as `tonnx CMD ARGS...` would, turning errors into exit codes.
+int dispatch(const std::string& cmd, const std::vector<std::string>& rest) {
+  static const std::map<std::string, std::function<int(const std::vector<std::string>&)>> commands =
+      {{"export", tonnx::cli::cmd_export},
+       {"models", tonnx::cli::cmd_models},
+       {"check", tonnx::cli::cmd_check},
+       {"print", tonnx::cli::cmd_print},
+       {"run", tonnx::cli::cmd_run},
+       {"symbolics", tonnx::cli::cmd_symbolics},
+       {"conformance", tonnx::cli::cmd_conformance}};
+  auto it = commands.find(cmd);
+  if (it == commands.end()) {
+    std::cerr << "tonnx: unknown command '" << cmd << "'\n\n" << kUsage;
+    return 2;
+  }
+  try {
+    return it->second(rest);
+  } catch (const tonnx::cli::UsageError& e) {
+    std::cerr << "tonnx " << cmd << ": " << e.what() << " (see `tonnx " << cmd << " --help`)\n";
+    return 2;
+  } catch (const c10::Error& e) {
+    std::cerr << "tonnx " << cmd << ": error: " << e.what_without_backtrace() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "tonnx " << cmd << ": error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+// `tonnx batch`: one command per stdin line, its arguments separated by tabs, run in this
+// process (LibTorch loads once: the torch.onnx suite runner exports a thousand small models).
+// After each command, stdout gets "\x1etonnx-batch exit N" and its stderr text with newlines
+// as "\x1f", on one line. A crash ends the batch; the caller starts another.
+int run_batch() {
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    std::vector<std::string> argv;
+    std::stringstream fields(line);
+    for (std::string field; std::getline(fields, field, '\t');) argv.push_back(field);
+    if (argv.empty()) continue;
+    std::ostringstream err;
+    std::streambuf* saved_err = std::cerr.rdbuf(err.rdbuf());
+    std::streambuf* saved_out = std::cout.rdbuf(err.rdbuf());
+    int rc = dispatch(argv[0], std::vector<std::string>(argv.begin() + 1, argv.end()));
+    std::cerr.rdbuf(saved_err);
+    std::cout.rdbuf(saved_out);
+    std::string text = err.str();
+    for (char& c : text)
+      if (c == '\n') c = '\x1f';
+    std::cout << "\x1etonnx-batch exit " << rc << " " << text << std::endl;
+  }
+  return 0;
+}
 
 }  // namespace
 
@@ -53,19 +111,6 @@ int main(int argc, char** argv) {
     cmd = rest[0];
     rest = {"--help"};
   }
-  static const std::map<std::string, std::function<int(const std::vector<std::string>&)>> commands =
-      {{"export", tonnx::cli::cmd_export},
-       {"models", tonnx::cli::cmd_models},
-       {"check", tonnx::cli::cmd_check},
-       {"print", tonnx::cli::cmd_print},
-       {"run", tonnx::cli::cmd_run},
-       {"symbolics", tonnx::cli::cmd_symbolics},
-       {"conformance", tonnx::cli::cmd_conformance}};
-  auto it = commands.find(cmd);
-  if (it == commands.end()) {
-    std::cerr << "tonnx: unknown command '" << cmd << "'\n\n" << kUsage;
-    return 2;
-  }
   // TONNX_RECORD_EMITTED=FILE: record which ONNX ops each symbolic emits (scripts/gen_docs.sh).
   const char* record = std::getenv("TONNX_RECORD_EMITTED");
   if (record) tonnx::set_emitted_recording(true);
@@ -75,16 +120,6 @@ int main(int argc, char** argv) {
       if (path) tonnx::append_emitted_records(path, tonnx::emitted_records());
     }
   } write_records{record};
-  try {
-    return it->second(rest);
-  } catch (const tonnx::cli::UsageError& e) {
-    std::cerr << "tonnx " << cmd << ": " << e.what() << " (see `tonnx " << cmd << " --help`)\n";
-    return 2;
-  } catch (const c10::Error& e) {
-    std::cerr << "tonnx " << cmd << ": error: " << e.what_without_backtrace() << "\n";
-    return 1;
-  } catch (const std::exception& e) {
-    std::cerr << "tonnx " << cmd << ": error: " << e.what() << "\n";
-    return 1;
-  }
+  if (cmd == "batch") return run_batch();
+  return dispatch(cmd, rest);
 }

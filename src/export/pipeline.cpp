@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <iostream>
 #include <sstream>
+#include <stdexcept>
+#include <unordered_set>
 
 #include "export/converter.h"
 #include "export/functionalize.h"
@@ -25,6 +27,19 @@ void add_dynamic_axes(ExportOptions& opt, const std::string& name,
                       const std::vector<int64_t>& axes) {
   for (int64_t a : axes)
     opt.dynamic_axes[name][a] = name + "_dynamic_axes_" + std::to_string(a + 1);
+}
+
+std::vector<torch::Tensor> ExportSummary::graph_inputs(
+    const std::vector<torch::Tensor>& example) const {
+  std::vector<torch::Tensor> out;
+  for (int64_t k : input_positions) {
+    if (k < 0 || k >= static_cast<int64_t>(example.size()))
+      throw std::invalid_argument("graph_inputs: the export had more example inputs (input " +
+                                  std::to_string(k) + ") than the " +
+                                  std::to_string(example.size()) + " given");
+    out.push_back(example[static_cast<size_t>(k)]);
+  }
+  return out;
 }
 
 std::string ExportSummary::str() const {
@@ -114,6 +129,24 @@ void learn_output_dims(ir::Graph& g, const onnx::GraphProto& inferred) {
   }
 }
 
+// As torch.onnx does, the graph keeps only the inputs it reads: one read for its static
+// shape alone (folded into a constant) or not at all is dropped. Returns, for each user input
+// kept, its position among the example inputs.
+std::vector<int64_t> remove_unused_inputs(ir::Graph& g, size_t num_user_inputs) {
+  std::unordered_set<const ir::Value*> outputs(g.outputs().begin(), g.outputs().end());
+  std::vector<ir::Value*> user(g.inputs().begin(),
+                               g.inputs().begin() + std::min(num_user_inputs, g.inputs().size()));
+  std::vector<int64_t> kept;
+  for (size_t i = 0; i < user.size(); ++i) {
+    if (g.is_initializer(user[i])) continue;
+    if (user[i]->uses().empty() && !outputs.count(user[i]))
+      g.remove_input(user[i]);
+    else
+      kept.push_back(static_cast<int64_t>(i));
+  }
+  return kept;
+}
+
 // Which symbolic function made the node the checker rejected, and whose it is.
 std::string blame(const ir::Graph& g, const std::string& msg) {
   const ir::Node* n = named_in(g, msg);
@@ -154,6 +187,7 @@ Exported finish_export(TraceResult tr, const ExportOptions& o) {
   passes::fuse_transpose_into_gemm(g);
   if (o.do_constant_folding) backend::fold_constants(g, o.opset_version, o.dynamic_axes.empty());
   passes::eliminate_dead_code(g);
+  ex.input_positions = remove_unused_inputs(g, tr.num_user_inputs);
   passes::assign_names(g);
   timer.lap("passes");
 
@@ -217,6 +251,7 @@ ExportSummary write_exported(Exported ex, const std::string& path, const ExportO
   for (const auto& [v, t] : g.initializers()) s.parameter_bytes += t.numel() * t.element_size();
   s.file_bytes = static_cast<int64_t>(fs::file_size(path));
   s.eager_outputs = std::move(ex.eager_outputs);
+  s.input_positions = std::move(ex.input_positions);
   s.seconds =
       seconds_so_far + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return s;

@@ -25,6 +25,7 @@ struct Exported {
   ir::Model model;
   onnx::ModelProto proto;  // checked skeleton (weights are streamed when written)
   std::vector<torch::Tensor> eager_outputs;
+  std::vector<int64_t> input_positions;  // see ExportSummary::input_positions
 };
 
 // Throws ExportError for options no export can satisfy (opset, duplicate or empty names,

@@ -174,6 +174,26 @@ class AttrResolver {
       auto idx = param_index_.find(v.toTensor().unsafeGetTensorImpl());
       if (idx != param_index_.end()) replacement = g_.inputs()[first_param_ + idx->second];
     }
+    if (!replacement && v.isList() && !v.toListRef().empty()) {
+      // A list of tensors (nn.LSTM's _flat_weights, scripted): a ListConstruct of the
+      // parameters it holds, or of constants for tensors that are not parameters.
+      std::vector<jit::Value*> items;
+      for (const c10::IValue& e : v.toListRef()) {
+        if (!e.isTensor() || !e.toTensor().defined()) {
+          items.clear();
+          break;
+        }
+        auto idx = param_index_.find(e.toTensor().unsafeGetTensorImpl());
+        jit::WithInsertPoint guard(n);
+        items.push_back(idx != param_index_.end() ? g_.inputs()[first_param_ + idx->second]
+                                                  : g_.insertConstant(e.toTensor().detach()));
+      }
+      if (!items.empty()) {
+        jit::Node* list = g_.createList(c10::TensorType::get(), items);
+        list->insertBefore(n);
+        replacement = list->output();
+      }
+    }
     if (!replacement) {
       if (v.isTensor()) v = v.toTensor().detach();
       jit::WithInsertPoint guard(n);
@@ -412,6 +432,10 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::I
 
   set_scopes(g->block(), c10::make_intrusive<jit::Scope>()->push(
                              c10::Symbol::scope(class_short_name(m.type()))));
+  // Branches decided by the constants above (`if hx is None` in a scripted nn.LSTM called
+  // without hx) go first: the other branch may hold optional tuples no lowering can flatten.
+  jit::ConstantPropagation(g);
+  jit::EliminateDeadCode(g);
   try {
     jit::LowerAllTuples(g);
   } catch (const std::exception& e) {

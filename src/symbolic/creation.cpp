@@ -108,6 +108,14 @@ TONNX_SYMBOLIC("aten::sort", 9, [](SymbolicContext& g) -> Outputs {
   bool descending = g.b(g.num_inputs() == 4 ? 3 : 2);
   return topk(g, g.input(0), RuntimeInt{g.sizes(0)[dim], nullptr}, dim, descending);
 });
+// argsort(self, dim, descending) or argsort.stable(self, stable, dim, descending): sort's
+// indices. Ties may order differently from torch's (stable) order.
+TONNX_SYMBOLIC("aten::argsort", 9, [](SymbolicContext& g) -> Outputs {
+  size_t a = g.num_inputs() == 4 ? 2 : 1;
+  int64_t dim = norm_dim(g, g.i(a), g.rank(0));
+  Outputs both = topk(g, g.input(0), RuntimeInt{g.sizes(0)[dim], nullptr}, dim, g.b(a + 1));
+  return both.values.at(1);
+});
 
 }  // namespace
 }  // namespace tonnx::sym

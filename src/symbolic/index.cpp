@@ -9,6 +9,43 @@ Value* mask_to_indices(SymbolicContext& g, Value* mask) {
   return g.op("Transpose", {g.op("NonZero", {mask})}, {{"perm", ir::Ints{1, 0}}});
 }
 
+// Several tensor indices on the leading dims as GatherND / ScatterND index rows [..., k]:
+// a bool (or uint8) mask of rank r becomes its r NonZero coordinate vectors (torch indexes
+// with mask.nonzero()), integers are cast to int64, and all are broadcast to a common shape
+// (numpy's rule, through an Add of zeros) and stacked on a new last axis. `dims` is set to
+// the number of dims the rows index.
+Value* index_rows(SymbolicContext& g, const std::vector<Value*>& idx,
+                  const std::vector<int64_t>& pos, int64_t& dims) {
+  std::vector<Value*> cols;
+  dims = 0;
+  for (int64_t p : pos) {
+    Value* i = idx[static_cast<size_t>(p)];
+    auto t = i->type();
+    bool mask = t && (t->dtype == ir::DType::Bool || t->dtype == ir::DType::UInt8);
+    if (!mask) {
+      cols.push_back(g.cast(i, at::kLong));
+      ++dims;
+      continue;
+    }
+    if (!t->shape) g.fail("a bool mask index of unknown rank is not supported");
+    int64_t r = static_cast<int64_t>(t->shape->size());
+    Value* nz = g.op("NonZero", {g.cast(i, at::kBool)});  // [r, n]
+    for (int64_t k = 0; k < r; ++k)
+      cols.push_back(g.op("Gather", {nz, g.constant(at::scalar_tensor(k, at::kLong))},
+                          {{"axis", int64_t{0}}}));
+    dims += r;
+  }
+  Value* zeros = nullptr;
+  for (Value* c : cols) {
+    Value* z = g.op("Mul", {c, g.constant(at::scalar_tensor(0, at::kLong))});
+    zeros = zeros ? g.op("Add", {zeros, z}) : z;
+  }
+  Value* shape = g.op("Shape", {zeros});
+  std::vector<Value*> stacked;
+  for (Value* c : cols) stacked.push_back(unsqueeze(g, g.op("Expand", {c, shape}), {-1}));
+  return g.op("Concat", stacked, {{"axis", int64_t{-1}}});
+}
+
 // index(self, indices: Tensor?[]): None entries keep a dim.
 TONNX_SYMBOLIC("aten::index", 9, [](SymbolicContext& g) -> Outputs {
   Value* x = g.input(0);
@@ -39,19 +76,9 @@ TONNX_SYMBOLIC("aten::index", 9, [](SymbolicContext& g) -> Outputs {
     if (pos[k] != static_cast<int64_t>(k))
       g.fail("tensor indices must be on consecutive leading dims (x[i, j], not x[:, i, :, j])");
   if (g.opset() < 11) g.unsupported_below(11, "indexing with several tensors");
-  std::vector<Value*> parts;
-  Value* shape = nullptr;
-  for (int64_t p : pos) {
-    Value* i = g.cast(idx[p], at::kLong);
-    shape = shape ? g.op("Max", {shape, g.op("Shape", {i})}) : g.op("Shape", {i});
-    parts.push_back(i);
-  }
   (void)rank;
-  // Broadcast every index to the common shape, stack on a new last axis.
-  std::vector<Value*> cols;
-  for (Value* i : parts) cols.push_back(unsqueeze(g, g.op("Expand", {i, shape}), {-1}));
-  Value* stacked = g.op("Concat", cols, {{"axis", int64_t{-1}}});
-  return g.op("GatherND", {x, stacked});
+  int64_t dims = 0;
+  return g.op("GatherND", {x, index_rows(g, idx, pos, dims)});
 });
 
 // index_put(self, indices, values, accumulate): ScatterND over the same index forms.
@@ -73,17 +100,9 @@ TONNX_SYMBOLIC("aten::index_put", 11, [](SymbolicContext& g) -> Outputs {
     // A mask indexes as many dims as it has.
     if (idx[0]->type()->shape) indexed_dims = static_cast<int64_t>(idx[0]->type()->shape->size());
   } else {
-    std::vector<Value*> cols;
-    Value* shape = nullptr;
-    for (int64_t p : pos) {
-      Value* i = g.cast(idx[p], at::kLong);
-      shape = shape ? g.op("Max", {shape, g.op("Shape", {i})}) : g.op("Shape", {i});
-    }
-    for (int64_t p : pos)
-      cols.push_back(unsqueeze(g, g.op("Expand", {g.cast(idx[p], at::kLong), shape}), {-1}));
-    rows = g.op("Concat", cols, {{"axis", int64_t{-1}}});
+    rows = index_rows(g, idx, pos, indexed_dims);
   }
-  // updates must have shape rows.shape[:-1] + x.shape[len(pos):]
+  // updates must have shape rows.shape[:-1] + x.shape[indexed_dims:]
   Value* row_shape =
       g.op("Slice", {g.op("Shape", {rows}), g.constant_ints({0}), g.constant_ints({-1})});
   Value* tail = g.op("Slice", {g.op("Shape", {x}), g.constant_ints({indexed_dims}),

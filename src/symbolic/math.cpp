@@ -11,6 +11,7 @@ Outputs add_sub(SymbolicContext& g, const char* op) {
   at::ScalarType dt = g.output_scalar_type();
   Value* a = input_as(g, 0, dt);
   Value* b = input_as(g, 1, dt);
+  if (dt == at::kBool) return g.op("Or", {a, b});  // torch: bool + bool is logical or
   if (g.num_inputs() > 2 && !g.is_none(2)) {
     double alpha = g.f(2);
     if (alpha != 1.0) b = g.op("Mul", {b, g.constant_scalar(alpha, dt)});
@@ -26,8 +27,11 @@ TONNX_SYMBOLIC("aten::rsub", 9, [](SymbolicContext& g) -> Outputs {
   if (g.num_inputs() > 2 && g.f(2) != 1.0) a = g.op("Mul", {a, g.constant_scalar(g.f(2), dt)});
   return g.op("Sub", {b, a});
 });
-TONNX_SYMBOLIC("aten::mul", 9,
-               [](SymbolicContext& g) { return binary(g, "Mul", g.output_scalar_type()); });
+// mul: bool * bool is logical and (ONNX's Mul has no bool type).
+TONNX_SYMBOLIC("aten::mul", 9, [](SymbolicContext& g) {
+  at::ScalarType dt = g.output_scalar_type();
+  return binary(g, dt == at::kBool ? "And" : "Mul", dt);
+});
 
 // div(self, other[, rounding_mode]): true division in the result type (float for ints).
 TONNX_SYMBOLIC("aten::div", 9, [](SymbolicContext& g) -> Outputs {
@@ -145,6 +149,8 @@ at::ScalarType common_type(SymbolicContext& g) {
 
 Outputs compare(SymbolicContext& g, const char* op, bool negate = false) {
   at::ScalarType t = common_type(g);
+  // Greater, Less and their OrEqual forms have no bool type: false < true as 0 < 1.
+  if (t == at::kBool && std::string(op) != "Equal") t = at::kInt;
   Value* a = input_as(g, 0, t);
   Value* b = input_as(g, 1, t);
   Value* r;
@@ -166,6 +172,7 @@ TONNX_SYMBOLIC("aten::lt", 9, [](SymbolicContext& g) { return compare(g, "Less")
 // for floats also neither side NaN.
 Outputs compare_or_equal(SymbolicContext& g, const char* opposite) {
   at::ScalarType t = common_type(g);
+  if (t == at::kBool) t = at::kInt;
   Value* a = input_as(g, 0, t);
   Value* b = input_as(g, 1, t);
   Value* bad = g.op(opposite, {a, b});

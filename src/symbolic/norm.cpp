@@ -86,14 +86,20 @@ TONNX_SYMBOLIC("aten::group_norm", 9, [](SymbolicContext& g) -> Outputs {
 });
 
 // instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum,
-// eps, cudnn_enabled): InstanceNormalization with statistics of each instance.
+// eps, cudnn_enabled): InstanceNormalization with statistics of each instance; with the
+// running statistics (track_running_stats, in eval) it is BatchNormalization's inference.
 TONNX_SYMBOLIC("aten::instance_norm", 9, [](SymbolicContext& g) -> Outputs {
   std::vector<int64_t> s = g.sizes(0);
+  if (s.size() < 2) g.fail("instance_norm needs an input of rank >= 2 (N, C, ...)");
   at::ScalarType dt = g.scalar_type(0);
-  if (!g.b(5))
-    g.fail("instance_norm with running statistics (track_running_stats in eval) is not supported");
   Value* scale = g.is_none(1) ? g.constant(at::ones({s[1]}, dt)) : g.input(1);
   Value* bias = g.is_none(2) ? g.constant(at::zeros({s[1]}, dt)) : g.input(2);
+  if (!g.b(5)) {
+    if (g.is_none(3) || g.is_none(4))
+      g.fail("instance_norm without input statistics needs running_mean and running_var");
+    return g.op("BatchNormalization", {g.input(0), scale, bias, g.input(3), g.input(4)},
+                {{"epsilon", g.f(7)}});
+  }
   return g.op("InstanceNormalization", {g.input(0), scale, bias}, {{"epsilon", g.f(7)}});
 });
 

@@ -50,11 +50,13 @@ TONNX_SYMBOLIC("aten::nan_to_num", 10, [](SymbolicContext& g) -> Outputs {
   double nan = g.is_none(1) ? 0.0 : g.f(1);
   if (!g.is_none(2)) hi = g.f(2);
   if (!g.is_none(3)) lo = g.f(3);
-  Value* y = g.op("Where", {g.op("IsNaN", {x}), g.constant_scalar(nan, t), x});
-  y = g.op("Where",
-           {g.op("IsInf", {x}, {{"detect_negative", int64_t{0}}}), g.constant_scalar(hi, t), y});
-  return g.op("Where",
-              {g.op("IsInf", {x}, {{"detect_positive", int64_t{0}}}), g.constant_scalar(lo, t), y});
+  // IsInf takes float and double only: half and bfloat16 are tested as float.
+  Value* probe = t == at::kFloat || t == at::kDouble ? x : g.cast(x, at::kFloat);
+  Value* y = g.op("Where", {g.op("IsNaN", {probe}), g.constant_scalar(nan, t), x});
+  y = g.op("Where", {g.op("IsInf", {probe}, {{"detect_negative", int64_t{0}}}),
+                     g.constant_scalar(hi, t), y});
+  return g.op("Where", {g.op("IsInf", {probe}, {{"detect_positive", int64_t{0}}}),
+                        g.constant_scalar(lo, t), y});
 });
 
 // addcmul(self, t1, t2, value=1) = self + value * t1 * t2, in the result type.

@@ -114,7 +114,7 @@ TONNX_SYMBOLIC("aten::frobenius_norm", 9, [](SymbolicContext& g) -> Outputs {
 
 // var/std: var(self, unbiased), var(self, dim, unbiased, keepdim), or
 // var.correction(self, dim, correction, keepdim). Computed as sum((x - mean)^2) / (n - c).
-Outputs var_std(SymbolicContext& g, bool is_std) {
+Outputs var_std(SymbolicContext& g, bool is_std, bool with_mean = false) {
   Value* x = g.input(0);
   at::ScalarType dt = g.output_scalar_type();
   std::vector<int64_t> sizes = g.sizes(0);
@@ -142,10 +142,15 @@ Outputs var_std(SymbolicContext& g, bool is_std) {
   Value* c = g.op("Sub", {x, mean});
   Value* ss = reduce(g, "ReduceSum", g.op("Mul", {c, c}), dims, keep);
   Value* v = g.op("Div", {ss, g.constant_scalar(static_cast<double>(n) - correction, dt)});
-  return is_std ? g.op("Sqrt", {v}) : v;
+  if (is_std) v = g.op("Sqrt", {v});
+  if (!with_mean) return v;
+  return {v, keep ? mean : reduce(g, "ReduceMean", x, dims, false)};
 }
 TONNX_SYMBOLIC("aten::var", 9, [](SymbolicContext& g) { return var_std(g, false); });
 TONNX_SYMBOLIC("aten::std", 9, [](SymbolicContext& g) { return var_std(g, true); });
+// var_mean / std_mean: (var or std, mean) with var's arguments.
+TONNX_SYMBOLIC("aten::var_mean", 9, [](SymbolicContext& g) { return var_std(g, false, true); });
+TONNX_SYMBOLIC("aten::std_mean", 9, [](SymbolicContext& g) { return var_std(g, true, true); });
 
 // cumsum(self, dim, dtype): CumSum is opset 11.
 TONNX_SYMBOLIC("aten::cumsum", 11, [](SymbolicContext& g) -> Outputs {

@@ -64,8 +64,9 @@ Outputs upsample(SymbolicContext& g, const std::string& mode, bool has_align) {
     attrs.push_back({"coordinate_transformation_mode", "asymmetric"});
     attrs.push_back({"nearest_mode", "floor"});
   } else {
-    attrs.push_back(
-        {"coordinate_transformation_mode", align ? "align_corners" : "pytorch_half_pixel"});
+    // torch maps an output of length 1 to (0.5 * in / out - 0.5) like ONNX's half_pixel, not
+    // to 0 as pytorch_half_pixel does (torch.onnx's test_interpolate_half_pixel).
+    attrs.push_back({"coordinate_transformation_mode", align ? "align_corners" : "half_pixel"});
     if (mode == "cubic") attrs.push_back({"cubic_coeff_a", -0.75f});
   }
   Value* roi = g.constant(at::empty({0}, at::kFloat));

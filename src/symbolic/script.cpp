@@ -18,14 +18,31 @@ TONNX_SYMBOLIC("aten::Bool", 9, [](SymbolicContext& g, Value* x) {
 TONNX_SYMBOLIC("aten::__not__", 9,
                [](SymbolicContext& g, Value* x) { return g.op("Not", {g.cast(x, at::kBool)}); });
 
-// any/all over every element (ReduceMax/Min have no bool type before opset 20).
-Outputs reduce_bool(SymbolicContext& g, const char* op) {
-  if (g.num_inputs() != 1) g.fail("only any(x) / all(x) over all elements are supported");
-  Value* as_int = g.cast(g.cast(g.input(0), at::kBool), at::kInt);
-  return g.cast(reduce(g, op, as_int, std::nullopt, false), at::kBool);
+// any(x) / all(x) over every element, or any(x, dim, keepdim) / all(x, dim, keepdim): counts
+// of true (any) or false (all) elements, so an empty reduction gives torch's False / True.
+Outputs reduce_bool(SymbolicContext& g, bool any) {
+  Value* b = g.cast(g.input(0), at::kBool);
+  if (!any) b = g.op("Not", {b});
+  Value* as_int = g.cast(b, at::kInt);
+  std::optional<std::vector<int64_t>> axes;
+  bool keep = false;
+  if (g.num_inputs() == 3) {
+    axes = std::vector<int64_t>{arg_dim(g, 0, g.i(1))};
+    keep = g.b(2);
+  } else if (g.num_inputs() != 1) {
+    g.fail("any/all with " + std::to_string(g.num_inputs()) + " arguments is not supported");
+  }
+  Value* count = reduce(g, "ReduceSum", as_int, axes, keep);
+  Value* zero = g.constant_scalar(0, at::kInt);
+  return any ? g.op("Greater", {count, zero}) : g.op("Equal", {count, zero});
 }
-TONNX_SYMBOLIC("aten::any", 9, [](SymbolicContext& g) { return reduce_bool(g, "ReduceMax"); });
-TONNX_SYMBOLIC("aten::all", 9, [](SymbolicContext& g) { return reduce_bool(g, "ReduceMin"); });
+TONNX_SYMBOLIC("aten::any", 9, [](SymbolicContext& g) { return reduce_bool(g, true); });
+TONNX_SYMBOLIC("aten::all", 9, [](SymbolicContext& g) { return reduce_bool(g, false); });
+
+// IntImplicit(t): a 0-d tensor used where TorchScript wants an int: the value as int64.
+TONNX_SYMBOLIC("aten::IntImplicit", 9, [](SymbolicContext& g, Value* x) {
+  return g.op("Reshape", {g.cast(x, at::kLong), scalar_shape(g)});
+});
 
 TONNX_SYMBOLIC("aten::dim", 9, [](SymbolicContext& g, Value*) {
   return g.constant(at::scalar_tensor(g.rank(0), at::kLong));

@@ -128,6 +128,7 @@ Outputs split(SymbolicContext& g) {
 TONNX_SYMBOLIC("aten::split", 9, split);
 TONNX_SYMBOLIC("aten::split_with_sizes", 9, split);
 TONNX_SYMBOLIC("aten::unsafe_split", 9, split);
+TONNX_SYMBOLIC("aten::unsafe_split_with_sizes", 9, split);
 
 // chunk(self, chunks, dim): PyTorch's sizes: ceil(n / chunks) each, the last one smaller.
 // The size of dim d of input i, which must be known (the other dims may vary).
@@ -139,26 +140,26 @@ int64_t known_dim(SymbolicContext& g, size_t i, int64_t d) {
   return *(*t->shape)[d].value;
 }
 
-TONNX_SYMBOLIC("aten::chunk", 9,
-               [](SymbolicContext& g, Value* x, int64_t chunks, int64_t dim) -> Outputs {
-                 int64_t d = arg_dim(g, 0, dim);
-                 if (chunks <= 0) g.fail("chunks must be positive, got " + std::to_string(chunks));
-                 auto t = g.type(0);
-                 if (!t || !t->shape || !(*t->shape)[d].value) {
-                   // The dim varies: ceil(n / chunks) at run time, as many pieces as unpacked.
-                   int64_t k = unpacked_count(g);
-                   Value* n = g.op("Gather", {g.op("Shape", {x}), g.constant_ints({d})},
-                                   {{"axis", int64_t{0}}});
-                   Value* step = g.op("Div", {g.op("Add", {n, g.constant_ints({chunks - 1})}),
-                                              g.constant_ints({chunks})});
-                   return split_runtime(g, x, d, step, k < 0 ? chunks : k);
-                 }
-                 int64_t n = known_dim(g, 0, d);
-                 int64_t step = (n + chunks - 1) / chunks;
-                 std::vector<int64_t> sizes;
-                 for (int64_t s = 0; s < n; s += step) sizes.push_back(std::min(step, n - s));
-                 return split_sizes(g, x, sizes, d);
-               });
+Outputs chunk(SymbolicContext& g, Value* x, int64_t chunks, int64_t dim) {
+  int64_t d = arg_dim(g, 0, dim);
+  if (chunks <= 0) g.fail("chunks must be positive, got " + std::to_string(chunks));
+  auto t = g.type(0);
+  if (!t || !t->shape || !(*t->shape)[d].value) {
+    // The dim varies: ceil(n / chunks) at run time, as many pieces as unpacked.
+    int64_t k = unpacked_count(g);
+    Value* n = g.op("Gather", {g.op("Shape", {x}), g.constant_ints({d})}, {{"axis", int64_t{0}}});
+    Value* step =
+        g.op("Div", {g.op("Add", {n, g.constant_ints({chunks - 1})}), g.constant_ints({chunks})});
+    return split_runtime(g, x, d, step, k < 0 ? chunks : k);
+  }
+  int64_t n = known_dim(g, 0, d);
+  int64_t step = (n + chunks - 1) / chunks;
+  std::vector<int64_t> sizes;
+  for (int64_t s = 0; s < n; s += step) sizes.push_back(std::min(step, n - s));
+  return split_sizes(g, x, sizes, d);
+}
+TONNX_SYMBOLIC("aten::chunk", 9, chunk);
+TONNX_SYMBOLIC("aten::unsafe_chunk", 9, chunk);
 
 // unbind: as many outputs as the dim is long; when the trace forgot that size (it follows
 // data-dependent ops), the prim::ListUnpack that takes the list apart says how many.

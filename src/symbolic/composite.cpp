@@ -1,0 +1,447 @@
+// Ops torch.onnx 1.13 exports that ONNX has no single op for, composed from several:
+// one_hot, cross, broadcast_tensors, index_fill/index_copy/index_add, masked_select,
+// masked_scatter, take, diagonal, einsum, tensordot, eye, the _cast_* family and shifts.
+#include <ATen/ExpandUtils.h>
+
+#include "symbolic/helpers.h"
+
+namespace tonnx::sym {
+namespace {
+
+Value* ints_tensor(SymbolicContext& g, const std::vector<int64_t>& v) { return g.constant_ints(v); }
+
+// The size of dim d of input i as a 1-element int64 tensor (a constant when known).
+Value* dim_size(SymbolicContext& g, size_t i, int64_t d) {
+  auto t = g.type(i);
+  if (t && t->shape && d < static_cast<int64_t>(t->shape->size()) && (*t->shape)[d].value &&
+      !g.dynamic_shapes())
+    return ints_tensor(g, {*(*t->shape)[d].value});
+  return g.op("Gather", {g.op("Shape", {g.input(i)}), ints_tensor(g, {d})}, {{"axis", int64_t{0}}});
+}
+
+// Indices into a dim of size n (a 1-element tensor): negative ones counted from the end.
+Value* wrap_index(SymbolicContext& g, Value* index, Value* n) {
+  Value* zero = g.constant_scalar(0, at::kLong);
+  Value* negative = g.op("Less", {index, zero});
+  return g.op("Where", {negative, g.op("Add", {index, n}), index});
+}
+
+// one_hot(self, num_classes=-1): int64 [..., C]; C = max(self) + 1 when num_classes is -1.
+TONNX_SYMBOLIC("aten::one_hot", 9, [](SymbolicContext& g, Value* x, int64_t classes) -> Outputs {
+  Value* depth;
+  if (classes >= 0) {
+    depth = ints_tensor(g, {classes});
+  } else {
+    Value* top = reduce(g, "ReduceMax", x, std::nullopt, false);
+    depth = g.op("Add", {g.op("Reshape", {top, ints_tensor(g, {1})}), ints_tensor(g, {1})});
+  }
+  Value* values = g.constant(at::tensor(std::vector<int64_t>{0, 1}, at::kLong));
+  return g.op("OneHot", {x, depth, values}, {{"axis", int64_t{-1}}});
+});
+
+// cross(self, other, dim=None) and linalg_cross(self, other, dim=-1): with a = self and
+// b = other rotated along dim, a[1]b[2] - a[2]b[1], a[2]b[0] - a[0]b[2], a[0]b[1] - a[1]b[0].
+Outputs cross(SymbolicContext& g, bool linalg) {
+  at::ScalarType dt = g.output_scalar_type();
+  Value* a = input_as(g, 0, dt);
+  Value* b = input_as(g, 1, dt);
+  int64_t rank = std::max(g.rank(0), g.rank(1));
+  int64_t dim = -1;
+  if (!linalg && g.is_none(2)) {
+    // The deprecated default: the first dim of size 3 of the broadcast shape.
+    std::vector<int64_t> shape = at::infer_size(g.sizes(0), g.sizes(1));
+    auto it = std::find(shape.begin(), shape.end(), 3);
+    if (it == shape.end()) g.fail("no dim of size 3 for cross without a dim");
+    dim = it - shape.begin();
+  } else {
+    dim = norm_dim(g, g.i(2), rank);
+  }
+  auto rot = [&](Value* v, std::vector<int64_t> order) {
+    return g.op("Gather", {v, ints_tensor(g, order)}, {{"axis", dim - rank}});
+  };
+  Value* l = g.op("Mul", {rot(a, {1, 2, 0}), rot(b, {2, 0, 1})});
+  Value* r = g.op("Mul", {rot(a, {2, 0, 1}), rot(b, {1, 2, 0})});
+  return g.op("Sub", {l, r});
+}
+TONNX_SYMBOLIC("aten::cross", 9, [](SymbolicContext& g) { return cross(g, false); });
+TONNX_SYMBOLIC("aten::linalg_cross", 9, [](SymbolicContext& g) { return cross(g, true); });
+
+// broadcast_tensors(tensors): each expanded to the common shape.
+TONNX_SYMBOLIC("aten::broadcast_tensors", 9, [](SymbolicContext& g) -> Outputs {
+  std::vector<Value*> xs = g.inputs_list(0);
+  if (xs.empty()) return std::vector<Value*>{};
+  Value* shape = g.op("Shape", {xs[0]});
+  for (size_t k = 1; k < xs.size(); ++k) {
+    Value* ones =
+        g.op("ConstantOfShape", {g.op("Shape", {xs[k]})}, {{"value", at::ones({1}, at::kByte)}});
+    shape = g.op("Shape", {g.op("Expand", {ones, shape})});
+  }
+  std::vector<Value*> out;
+  for (Value* x : xs) out.push_back(g.op("Expand", {x, shape}));
+  return out;
+});
+
+// The index of index_* reshaped to broadcast along `dim` of a rank-r tensor: [1,..,k,..,1].
+Value* index_along(SymbolicContext& g, Value* index, int64_t dim, int64_t rank) {
+  std::vector<int64_t> shape(static_cast<size_t>(rank), 1);
+  shape[static_cast<size_t>(dim)] = -1;
+  return g.op("Reshape", {index, ints_tensor(g, shape)});
+}
+
+// index_fill(self, dim, index, value): self where the positions along dim named by index are
+// value. A mask over the dim (any index equal to the position) selects them.
+TONNX_SYMBOLIC("aten::index_fill", 9, [](SymbolicContext& g) -> Outputs {
+  at::ScalarType dt = g.scalar_type(0);
+  int64_t rank = g.rank(0);
+  int64_t dim = rank == 0 ? 0 : norm_dim(g, g.i(1), rank);
+  Value* n = rank == 0 ? ints_tensor(g, {1}) : dim_size(g, 0, dim);
+  Value* index =
+      wrap_index(g, g.op("Reshape", {g.cast(g.input(2), at::kLong), ints_tensor(g, {-1})}), n);
+  Value* positions;
+  auto known = g.type(0);
+  if (rank == 0 || (known && known->shape && (*known->shape)[dim].value)) {
+    int64_t size = rank == 0 ? 1 : *(*known->shape)[dim].value;
+    positions = g.constant(at::arange(size, at::kLong));
+  } else {
+    if (g.opset() < 11) g.unsupported_below(11, "index_fill of a dim whose size varies (Range)");
+    positions = g.op("Range", {g.constant_scalar(0, at::kLong), squeeze(g, n, {0}),
+                               g.constant_scalar(1, at::kLong)});
+  }
+  Value* hits = g.op("Equal", {unsqueeze(g, positions, {1}), unsqueeze(g, index, {0})});  // [n, k]
+  // Any hit per position: a sum, which is 0 (no hit) over an empty index too.
+  Value* count = reduce(g, "ReduceSum", g.cast(hits, at::kInt), std::vector<int64_t>{1}, false);
+  Value* mask = g.op("Greater", {count, g.constant_scalar(0, at::kInt)});
+  if (rank > 0) mask = index_along(g, mask, dim, rank);
+  return g.op("Where", {mask, input_as(g, 3, dt), g.input(0)});
+});
+
+// index_copy(self, dim, index, source) and index_add(self, dim, index, source, alpha):
+// ScatterElements along dim with the index expanded to source's shape (add: reduction, 16).
+Outputs index_scatter(SymbolicContext& g, bool add) {
+  if (g.opset() < (add ? 16 : 11))
+    g.unsupported_below(add ? 16 : 11, add ? "index_add (ScatterElements with reduction)"
+                                           : "index_copy (ScatterElements)");
+  at::ScalarType dt = g.scalar_type(0);
+  int64_t rank = g.rank(0);
+  if (rank == 0) g.fail("index_copy/index_add of a 0-d tensor is not supported");
+  int64_t dim = norm_dim(g, g.i(1), rank);
+  Value* n = dim_size(g, 0, dim);
+  Value* index =
+      wrap_index(g, g.op("Reshape", {g.cast(g.input(2), at::kLong), ints_tensor(g, {-1})}), n);
+  Value* source = input_as(g, 3, dt);
+  if (add && g.num_inputs() > 4 && !g.is_none(4) && g.f(4) != 1.0)
+    source = g.op("Mul", {source, g.constant_scalar(g.f(4), dt)});
+  if (g.rank(3) > rank) g.fail("source has more dims than self");
+  // torch adds (copies) each source slice into a self slice with broadcasting: a source of
+  // size 1 in a dim other than `dim` reaches every position of self there. The source is
+  // expanded to self's shape with dim's size replaced by the index's length.
+  Value* shape = g.op("Shape", {g.input(0)});
+  std::vector<Value*> parts;
+  if (dim > 0) parts.push_back(g.op("Slice", {shape, ints_tensor(g, {0}), ints_tensor(g, {dim})}));
+  parts.push_back(g.op("Shape", {index}));
+  if (dim + 1 < rank)
+    parts.push_back(g.op("Slice", {shape, ints_tensor(g, {dim + 1}), ints_tensor(g, {rank})}));
+  Value* target = g.op("Concat", parts, {{"axis", int64_t{0}}});
+  source = g.op("Expand", {source, target});
+  Value* idx = g.op("Expand", {index_along(g, index, dim, rank), target});
+  std::vector<ir::Attr> attrs{{"axis", dim}};
+  if (add) attrs.push_back({"reduction", std::string("add")});
+  return g.op("ScatterElements", {g.input(0), idx, source}, attrs);
+}
+TONNX_SYMBOLIC("aten::index_copy", 11, [](SymbolicContext& g) { return index_scatter(g, false); });
+TONNX_SYMBOLIC("aten::index_add", 16, [](SymbolicContext& g) { return index_scatter(g, true); });
+
+// The positions of a mask broadcast with self: [N, rank] for GatherND / ScatterND, and self
+// broadcast to the common shape.
+std::pair<Value*, Value*> mask_positions(SymbolicContext& g) {
+  Value* x = g.op("Where", {g.input(1), g.input(0), g.input(0)});  // self, broadcast
+  Value* mask = g.op("Expand", {g.input(1), g.op("Shape", {x})});
+  Value* where = g.op("Transpose", {g.op("NonZero", {mask})}, {{"perm", ir::Ints{1, 0}}});
+  return {x, where};
+}
+
+// masked_select(self, mask): the elements where mask is true, row-major, as a 1-D tensor.
+TONNX_SYMBOLIC("aten::masked_select", 11, [](SymbolicContext& g) -> Outputs {
+  auto [x, where] = mask_positions(g);
+  return g.op("GatherND", {x, where});
+});
+
+// masked_scatter(self, mask, source): the positions where mask is true, in row-major order,
+// take source's first elements in order.
+TONNX_SYMBOLIC("aten::masked_scatter", 11, [](SymbolicContext& g) -> Outputs {
+  auto [x, where] = mask_positions(g);
+  Value* count = g.op("Slice", {g.op("Shape", {where}), ints_tensor(g, {0}), ints_tensor(g, {1})});
+  Value* flat = g.op("Reshape", {input_as(g, 2, g.scalar_type(0)), ints_tensor(g, {-1})});
+  Value* updates = g.op("Slice", {flat, ints_tensor(g, {0}), count, ints_tensor(g, {0})});
+  return g.op("ScatterND", {x, where, updates});
+});
+
+// take(self, index): self flattened, gathered (negative indices from the end).
+TONNX_SYMBOLIC("aten::take", 9, [](SymbolicContext& g, Value* x, Value* index) -> Outputs {
+  return g.op("Gather", {g.op("Reshape", {x, ints_tensor(g, {-1})}), index},
+              {{"axis", int64_t{0}}});
+});
+
+// diagonal(self, offset=0, dim1=0, dim2=1): the diagonal moved to the last dim. dim1 and
+// dim2 go last, are flattened, and the diagonal's flat positions are gathered.
+TONNX_SYMBOLIC("aten::diagonal", 9, [](SymbolicContext& g) -> Outputs {
+  std::vector<int64_t> sizes = g.sizes(0);
+  int64_t rank = static_cast<int64_t>(sizes.size());
+  int64_t offset = g.i(1);
+  int64_t d1 = norm_dim(g, g.i(2), rank), d2 = norm_dim(g, g.i(3), rank);
+  if (d1 == d2) g.fail("dim1 and dim2 must differ, both are " + std::to_string(d1));
+  std::vector<int64_t> perm;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != d1 && d != d2) perm.push_back(d);
+  std::vector<int64_t> lead(perm.size());
+  for (size_t k = 0; k < perm.size(); ++k) lead[k] = sizes[static_cast<size_t>(perm[k])];
+  perm.push_back(d1);
+  perm.push_back(d2);
+  int64_t n1 = sizes[static_cast<size_t>(d1)], n2 = sizes[static_cast<size_t>(d2)];
+  std::vector<int64_t> pos;
+  for (int64_t i = std::max<int64_t>(0, -offset); i < n1 && i + offset < n2; ++i)
+    pos.push_back(i * n2 + i + offset);
+  std::vector<int64_t> flat_shape = lead;
+  flat_shape.push_back(n1 * n2);
+  Value* t = g.op("Transpose", {g.input(0)}, {{"perm", perm}});
+  Value* flat = g.op("Reshape", {t, ints_tensor(g, flat_shape)});
+  return g.op("Gather", {flat, ints_tensor(g, pos)}, {{"axis", int64_t{-1}}});
+});
+
+// einsum(equation, tensors, path=None): ONNX's Einsum (opset 12), same notation.
+TONNX_SYMBOLIC("aten::einsum", 12, [](SymbolicContext& g) -> Outputs {
+  std::string eq = g.s(0);
+  eq.erase(std::remove(eq.begin(), eq.end(), ' '), eq.end());
+  std::vector<Value*> xs = g.inputs_list(1);
+  at::ScalarType dt = g.output_scalar_type();
+  for (Value*& x : xs) x = g.cast(x, dt);
+  return g.op("Einsum", xs, {{"equation", eq}});
+});
+
+// tensordot(a, b, dims_a, dims_b): an Einsum over the contracted dims.
+TONNX_SYMBOLIC("aten::tensordot", 12, [](SymbolicContext& g) -> Outputs {
+  int64_t ra = g.rank(0), rb = g.rank(1);
+  std::vector<int64_t> da = g.ints(2), db = g.ints(3);
+  if (da.size() != db.size())
+    g.fail("dims_a has " + std::to_string(da.size()) + " dims but dims_b has " +
+           std::to_string(db.size()));
+  if (ra + rb > 52) g.fail("tensordot of more than 52 dims in all");
+  auto letter = [](int64_t k) { return static_cast<char>(k < 26 ? 'a' + k : 'A' + k - 26); };
+  std::string a(static_cast<size_t>(ra), ' '), b(static_cast<size_t>(rb), ' ');
+  for (int64_t k = 0; k < ra; ++k) a[static_cast<size_t>(k)] = letter(k);
+  for (int64_t k = 0; k < rb; ++k) b[static_cast<size_t>(k)] = letter(ra + k);
+  std::vector<bool> contracted_a(static_cast<size_t>(ra)), contracted_b(static_cast<size_t>(rb));
+  for (size_t k = 0; k < da.size(); ++k) {
+    int64_t x = norm_dim(g, da[k], ra), y = norm_dim(g, db[k], rb);
+    b[static_cast<size_t>(y)] = a[static_cast<size_t>(x)];
+    contracted_a[static_cast<size_t>(x)] = contracted_b[static_cast<size_t>(y)] = true;
+  }
+  std::string out;
+  for (int64_t k = 0; k < ra; ++k)
+    if (!contracted_a[static_cast<size_t>(k)]) out += a[static_cast<size_t>(k)];
+  for (int64_t k = 0; k < rb; ++k)
+    if (!contracted_b[static_cast<size_t>(k)]) out += b[static_cast<size_t>(k)];
+  at::ScalarType dt = g.output_scalar_type();
+  return g.op("Einsum", {input_as(g, 0, dt), input_as(g, 1, dt)},
+              {{"equation", a + "," + b + "->" + out}});
+});
+
+// eye(n, [m,] dtype, ...): a constant.
+TONNX_SYMBOLIC("aten::eye", 9, [](SymbolicContext& g) -> Outputs {
+  bool has_m = g.num_inputs() > 5;
+  if (!g.is_constant(0) || (has_m && !g.is_constant(1)))
+    g.fail("eye with a size computed at run time is not supported");
+  int64_t n = g.i(0), m = has_m ? g.i(1) : n;
+  return g.constant(at::eye(n, m, at::TensorOptions().dtype(g.output_scalar_type())));
+});
+
+// _cast_Float(self, non_blocking) and the rest of the family: Cast.
+template <at::ScalarType T>
+Outputs cast_to(SymbolicContext& g) {
+  Value* y = g.cast(g.input(0), T);
+  return y == g.input(0) ? g.op("Identity", {y}) : y;
+}
+TONNX_SYMBOLIC("aten::_cast_Byte", 9, cast_to<at::kByte>);
+TONNX_SYMBOLIC("aten::_cast_Char", 9, cast_to<at::kChar>);
+TONNX_SYMBOLIC("aten::_cast_Short", 9, cast_to<at::kShort>);
+TONNX_SYMBOLIC("aten::_cast_Int", 9, cast_to<at::kInt>);
+TONNX_SYMBOLIC("aten::_cast_Long", 9, cast_to<at::kLong>);
+TONNX_SYMBOLIC("aten::_cast_Half", 9, cast_to<at::kHalf>);
+TONNX_SYMBOLIC("aten::_cast_Float", 9, cast_to<at::kFloat>);
+TONNX_SYMBOLIC("aten::_cast_Double", 9, cast_to<at::kDouble>);
+
+// x << y and x >> y on integers (torch.onnx registers them as aten::__lshift_ / __rshift_,
+// names no trace has). uint8: BitShift. Other integers: times / floor-divided by 2^y, so a
+// negative x shifts right arithmetically as in torch (torch.onnx's Div truncates).
+Outputs shift(SymbolicContext& g, bool left) {
+  at::ScalarType dt = g.output_scalar_type();
+  if (dt == at::kByte) {
+    if (g.opset() < 11) g.unsupported_below(11, "shifts (BitShift)");
+    return g.op("BitShift", {input_as(g, 0, dt), input_as(g, 1, dt)},
+                {{"direction", std::string(left ? "LEFT" : "RIGHT")}});
+  }
+  if (!at::isIntegralType(dt, false))
+    g.fail("shifts of " + std::string(c10::toString(dt)) + " tensors are not supported");
+  Value* x = input_as(g, 0, dt);
+  Value* p;
+  // 2^y in double (exact up to 2^62), cast back: Pow takes integer bases from opset 12 only.
+  Value* y = g.cast(g.input(1), at::kDouble);
+  p = g.cast(g.op("Pow", {g.constant_scalar(2.0, at::kDouble), y}), dt);
+  if (left) return g.op("Mul", {x, p});
+  Value* rem = g.op("Mod", {x, p}, {{"fmod", int64_t{0}}});  // sign of p: floor division
+  return g.op("Div", {g.op("Sub", {x, rem}), p});
+}
+TONNX_SYMBOLIC("aten::__lshift__", 9, [](SymbolicContext& g) { return shift(g, true); });
+TONNX_SYMBOLIC("aten::__rshift__", 9, [](SymbolicContext& g) { return shift(g, false); });
+
+// repeat_interleave(self, repeats, dim=None, output_size=None): repeats an int, a 1-element
+// or a per-element tensor. Known repeats and size: one Gather with constant indices. Repeats
+// computed at run time (opset 11): element k covers output positions [cum[k-1], cum[k]), so
+// position j takes the element whose count of cum <= j it is.
+TONNX_SYMBOLIC("aten::repeat_interleave", 9, [](SymbolicContext& g) -> Outputs {
+  Value* x = g.input(0);
+  int64_t dim = 0;
+  if (g.num_inputs() > 2 && !g.is_none(2)) {
+    dim = norm_dim(g, g.i(2), g.rank(0));
+  } else {
+    x = g.op("Reshape", {x, ints_tensor(g, {-1})});
+  }
+  auto t = g.type(0);
+  std::optional<int64_t> n;
+  if (g.is_none(2) || g.num_inputs() <= 2) {
+    if (t && t->shape) {
+      int64_t total = 1;
+      bool known = true;
+      for (const auto& d : *t->shape) {
+        known = known && d.value.has_value();
+        if (d.value) total *= *d.value;
+      }
+      if (known) n = total;
+    }
+  } else if (t && t->shape && (*t->shape)[dim].value) {
+    n = *(*t->shape)[dim].value;
+  }
+  std::optional<at::Tensor> reps;
+  if (g.arg_type(1) == "int")
+    reps = at::scalar_tensor(g.i(1), at::kLong);
+  else if (auto c = g.constant_tensor(1))
+    reps = c->to(at::kLong).reshape({-1});
+  if (reps && n && !g.dynamic_shapes()) {
+    at::Tensor r = reps->numel() == 1 ? reps->reshape({}).expand({*n}) : *reps;
+    if (r.numel() != *n)
+      g.fail("repeats has " + std::to_string(r.numel()) + " elements for a dim of size " +
+             std::to_string(*n));
+    if ((r < 0).any().item<bool>()) g.fail("repeats must not be negative");
+    at::Tensor idx = at::repeat_interleave(at::arange(*n, at::kLong), r);
+    return g.op("Gather", {x, g.constant(idx)}, {{"axis", dim}});
+  }
+  if (g.opset() < 11)
+    g.unsupported_below(11, "repeat_interleave with repeats computed at run time");
+  Value* size = g.op("Gather", {g.op("Shape", {x}), ints_tensor(g, {dim})}, {{"axis", int64_t{0}}});
+  Value* r = g.op("Expand",
+                  {g.op("Reshape", {g.cast(g.input(1), at::kLong), ints_tensor(g, {-1})}), size});
+  Value* cum = g.op("CumSum", {r, g.constant_scalar(0, at::kLong)});
+  Value* total = reduce(g, "ReduceSum", r, std::nullopt, false);
+  Value* j =
+      g.op("Range", {g.constant_scalar(0, at::kLong), total, g.constant_scalar(1, at::kLong)});
+  Value* past = g.cast(g.op("Not", {g.op("Less", {unsqueeze(g, j, {1}), unsqueeze(g, cum, {0})})}),
+                       at::kLong);
+  Value* idx = reduce(g, "ReduceSum", past, std::vector<int64_t>{1}, false);
+  return g.op("Gather", {x, idx}, {{"axis", dim}});
+});
+
+// tensor_split(self, sections | indices, dim): pieces of a dim of known size, as torch cuts
+// them (the first size % sections pieces one longer; indices clamped to the size).
+TONNX_SYMBOLIC("aten::tensor_split", 9, [](SymbolicContext& g) -> Outputs {
+  std::vector<int64_t> sizes = g.sizes(0);
+  int64_t dim = norm_dim(g, g.i(2), static_cast<int64_t>(sizes.size()));
+  int64_t n = sizes[static_cast<size_t>(dim)];
+  std::optional<int64_t> sections;
+  std::vector<int64_t> indices;
+  if (g.arg_type(1) == "int") {
+    sections = g.i(1);
+  } else if (auto c = g.constant_tensor(1)) {  // tensor_indices_or_sections
+    at::Tensor v = c->to(at::kLong).reshape({-1});
+    if (c->dim() == 0) sections = v[0].item<int64_t>();
+    for (int64_t i = 0; c->dim() > 0 && i < v.numel(); ++i) indices.push_back(v[i].item<int64_t>());
+  } else {
+    indices = g.ints(1);
+  }
+  std::vector<int64_t> bounds{0};
+  if (sections) {
+    int64_t k = *sections;
+    if (k <= 0) g.fail("sections must be positive, got " + std::to_string(k));
+    for (int64_t p = 0; p < k; ++p) bounds.push_back(bounds.back() + n / k + (p < n % k ? 1 : 0));
+  } else {
+    for (int64_t i : indices) bounds.push_back(std::clamp(i < 0 ? i + n : i, int64_t{0}, n));
+    bounds.push_back(n);
+  }
+  std::vector<Value*> out;
+  for (size_t p = 0; p + 1 < bounds.size(); ++p) {
+    int64_t b = bounds[p], e = std::max(bounds[p], bounds[p + 1]);
+    if (g.opset() < 10)
+      out.push_back(
+          g.op("Slice", {g.input(0)},
+               {{"axes", ir::Ints{dim}}, {"starts", ir::Ints{b}}, {"ends", ir::Ints{e}}}));
+    else
+      out.push_back(g.op(
+          "Slice", {g.input(0), ints_tensor(g, {b}), ints_tensor(g, {e}), ints_tensor(g, {dim})}));
+  }
+  return out;
+});
+
+// linspace and hann_window with sizes known at export: constants, computed by LibTorch.
+TONNX_SYMBOLIC("aten::linspace", 9, [](SymbolicContext& g) -> Outputs {
+  for (size_t i = 0; i < 3; ++i)
+    if (!g.is_constant(i))
+      g.fail("linspace with a " + g.arg_name(i) + " computed at run time is not supported");
+  at::ScalarType dt = g.output_scalar_type();
+  return g.constant(at::linspace(g.f(0), g.f(1), g.i(2), at::TensorOptions().dtype(dt)));
+});
+TONNX_SYMBOLIC("aten::hann_window", 9, [](SymbolicContext& g) -> Outputs {
+  if (!g.is_constant(0)) g.fail("hann_window with a length computed at run time is not supported");
+  bool periodic = g.num_inputs() > 5 ? g.b(1) : true;
+  at::ScalarType dt = g.output_scalar_type();
+  return g.constant(at::hann_window(g.i(0), periodic, at::TensorOptions().dtype(dt)));
+});
+
+// numpy_T (x.T): the dims reversed.
+TONNX_SYMBOLIC("aten::numpy_T", 9, [](SymbolicContext& g, Value* x) -> Outputs {
+  int64_t rank = g.rank(0);
+  std::vector<int64_t> perm;
+  for (int64_t d = rank - 1; d >= 0; --d) perm.push_back(d);
+  return g.op("Transpose", {x}, {{"perm", perm}});
+});
+
+// aminmax(self, dim=None, keepdim=False) -> (min, max).
+TONNX_SYMBOLIC("aten::aminmax", 9, [](SymbolicContext& g) -> Outputs {
+  std::optional<std::vector<int64_t>> axes;
+  if (!g.is_none(1)) axes = std::vector<int64_t>{arg_dim(g, 0, g.i(1))};
+  bool keep = g.b(2);
+  return {reduce(g, "ReduceMin", g.input(0), axes, keep),
+          reduce(g, "ReduceMax", g.input(0), axes, keep)};
+});
+
+// cosine_similarity(x1, x2, dim, eps): sum(x1 x2) / sqrt(max(sum(x1^2) sum(x2^2), eps^2)).
+TONNX_SYMBOLIC("aten::cosine_similarity", 9, [](SymbolicContext& g) -> Outputs {
+  at::ScalarType dt = g.output_scalar_type();
+  Value* a = input_as(g, 0, dt);
+  Value* b = input_as(g, 1, dt);
+  int64_t dim = norm_dim(g, g.i(2), std::max(g.rank(0), g.rank(1)));
+  double eps = g.f(3);
+  auto sum = [&](Value* v) { return reduce(g, "ReduceSum", v, std::vector<int64_t>{dim}, false); };
+  Value* w12 = sum(g.op("Mul", {a, b}));
+  Value* n = g.op("Mul", {sum(g.op("Mul", {a, a})), sum(g.op("Mul", {b, b}))});
+  Value* denom = g.op("Sqrt", {g.op("Max", {n, g.constant_scalar(eps * eps, dt)})});
+  return g.op("Div", {w12, denom});
+});
+
+// x ^ y on bools (ONNX has no bitwise xor of integers before opset 18).
+TONNX_SYMBOLIC("aten::__xor__", 9, [](SymbolicContext& g) -> Outputs {
+  if (g.output_scalar_type() != at::kBool)
+    g.fail("xor of integers needs BitwiseXor (opset 18); only bools are supported");
+  return g.op("Xor", {input_as(g, 0, at::kBool), input_as(g, 1, at::kBool)});
+});
+
+}  // namespace
+}  // namespace tonnx::sym
