@@ -8,28 +8,16 @@ tests/torch_onnx_parity.tsv. Used by scripts/gen_docs.sh and tests/docs_test.sh.
 
 Usage: torch_onnx_column.py PARITY_TSV < symbolics.md > operators.md
 """
+import os
 import sys
 
-import torch.onnx  # noqa: F401  (registers torch.onnx's symbolics)
-from torch.onnx._internal import registration
-
-
-def torch_ops():
-    ops = {}
-    for name in registration.registry.all_functions():
-        base = registration.registry.get_function_group(name)._functions._base
-        if base:
-            ops[name] = min(base)
-    return ops
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+from parity_test import read_list, torch_ops  # noqa: E402  (torch.onnx's registry, the list)
 
 
 def main():
     theirs = torch_ops()
-    listed = {}
-    for line in open(sys.argv[1]):
-        if line.strip() and not line.startswith("#"):
-            op, status, reason = line.rstrip("\n").split("\t")
-            listed[op] = (status, reason)
+    listed = read_list(sys.argv[1])
     lines = sys.stdin.read().split("\n")
     out, ours, in_table = [], set(), False
     for line in lines:

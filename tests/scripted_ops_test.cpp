@@ -75,6 +75,21 @@ def forward(self, x, k):
                         {torch::randn({3, 6}), torch::tensor(4L)}, "int_implicit");
 }
 
+// Factories whose sizes or ends are computed at run time (torch.onnx's scripted tests).
+TEST(ScriptedOps, FactoriesOfRuntimeSizes) {
+  expect_script_matches(R"(
+def forward(self, x, n):
+    k = int(n)
+    return torch.eye(k, 3) * 2.0, torch.one_hot(x, k + 1), torch.linspace(float(n), 5.0, 4), torch.hann_window(k, False), torch.hann_window(k), torch.eye(k)
+)",
+                        {torch::tensor({0L, 2L, 1L}), torch::tensor(4L)}, "runtime_factories");
+  expect_script_matches(R"(
+def forward(self, n):
+    return torch.hann_window(int(n), False) + 1
+)",
+                        {torch::tensor(1L)}, "hann_window_of_one");
+}
+
 TEST(ScriptedOps, ClipConcat) {
   expect_script_matches(R"JIT(
 def forward(self, x):

@@ -186,6 +186,22 @@ TEST_P(Composite, RepeatSplitWindows) {
         {torch::tensor({true, false, true}), torch::tensor({true, true, false})}, "xor_bool");
 }
 
+TEST_P(Composite, DistancesAndActivations) {
+  Tensor a = torch::randn({4, 5}), b = torch::randn({4, 5});
+  check([](Tensor x, Tensor y) { return F::pairwise_distance(x, y); }, {a, b}, "pairwise_l2");
+  check(
+      [](Tensor x, Tensor y) {
+        return F::pairwise_distance(x, y, F::PairwiseDistanceFuncOptions().p(1).keepdim(true));
+      },
+      {a, b}, "pairwise_l1_keep");
+  check([](Tensor x,
+           Tensor y) { return F::pairwise_distance(x, y, F::PairwiseDistanceFuncOptions().p(3)); },
+        {a, b}, "pairwise_p3");
+  check([](Tensor x) { return torch::rrelu(x, 0.1, 0.3, false); },
+        {torch::tensor({-2.f, -0.f, 0.5f, NAN, -INFINITY})}, "rrelu_eval");
+  check([](Tensor x) { return torch::_dim_arange(x, 1) * 2; }, {a}, "dim_arange");
+}
+
 TEST_P(Composite, InstanceNormRunningStats) {
   Tensor x = torch::randn({2, 3, 5});
   Tensor mean = torch::randn({3}), var = torch::rand({3}) + 0.5, w = torch::randn({3});
@@ -256,6 +272,16 @@ TEST_P(Composite11, MasksAmongSeveralIndices) {
         return v;
       },
       {torch::zeros({3, 2}), torch::tensor({true, false, true})}, "index_put_mask_and_int");
+}
+
+TEST_P(Composite11, Determinants) {
+  Tensor m = torch::randn({3, 4, 4});
+  check([](Tensor x) { return torch::linalg_det(x); }, {m}, "linalg_det", Tolerance{1e-3, 1e-4});
+  check([](Tensor x) { return torch::det(x); }, {torch::randn({2, 2})}, "det");
+  check([](Tensor x) { return torch::logdet(x); },
+        {torch::tensor({{2.f, 1.f}, {1.f, 3.f}}).expand({2, 2, 2}).contiguous() *
+         torch::tensor({1.f, -1.f}).reshape({2, 1, 1})},
+        "logdet_nan_for_negative");
 }
 
 TEST_P(Composite11, Shifts) {

@@ -3,6 +3,8 @@
 // masked_scatter, take, diagonal, einsum, tensordot, eye, the _cast_* family and shifts.
 #include <ATen/ExpandUtils.h>
 
+#include <cmath>
+
 #include "symbolic/helpers.h"
 
 namespace tonnx::sym {
@@ -27,9 +29,12 @@ Value* wrap_index(SymbolicContext& g, Value* index, Value* n) {
 }
 
 // one_hot(self, num_classes=-1): int64 [..., C]; C = max(self) + 1 when num_classes is -1.
-TONNX_SYMBOLIC("aten::one_hot", 9, [](SymbolicContext& g, Value* x, int64_t classes) -> Outputs {
+TONNX_SYMBOLIC("aten::one_hot", 9, [](SymbolicContext& g, Value* x, RuntimeInt n) -> Outputs {
   Value* depth;
-  if (classes >= 0) {
+  int64_t classes = n.is_constant() ? *n.constant : 0;
+  if (!n.is_constant()) {  // num_classes computed at run time
+    depth = g.op("Reshape", {g.cast(n.value, at::kLong), ints_tensor(g, {1})});
+  } else if (classes >= 0) {
     depth = ints_tensor(g, {classes});
   } else {
     Value* top = reduce(g, "ReduceMax", x, std::nullopt, false);
@@ -246,13 +251,33 @@ TONNX_SYMBOLIC("aten::tensordot", 12, [](SymbolicContext& g) -> Outputs {
               {{"equation", a + "," + b + "->" + out}});
 });
 
-// eye(n, [m,] dtype, ...): a constant.
+// eye(n, [m,] dtype, ...): a constant, or EyeLike of a [n, m] tensor for sizes computed at
+// run time.
 TONNX_SYMBOLIC("aten::eye", 9, [](SymbolicContext& g) -> Outputs {
   bool has_m = g.num_inputs() > 5;
-  if (!g.is_constant(0) || (has_m && !g.is_constant(1)))
-    g.fail("eye with a size computed at run time is not supported");
-  int64_t n = g.i(0), m = has_m ? g.i(1) : n;
-  return g.constant(at::eye(n, m, at::TensorOptions().dtype(g.output_scalar_type())));
+  at::ScalarType dt = g.output_scalar_type();
+  if (g.is_constant(0) && (!has_m || g.is_constant(1))) {
+    int64_t n = g.i(0), m = has_m ? g.i(1) : n;
+    return g.constant(at::eye(n, m, at::TensorOptions().dtype(dt)));
+  }
+  auto size = [&](size_t i) {
+    return g.op("Reshape", {g.cast(g.input(i), at::kLong), ints_tensor(g, {1})});
+  };
+  Value* n = size(0);
+  Value* shape = g.op("Concat", {n, has_m ? size(1) : n}, {{"axis", int64_t{0}}});
+  Value* zeros = g.op("ConstantOfShape", {shape}, {{"value", at::zeros({1}, dt)}});
+  return g.op("EyeLike", {zeros});
+});
+
+// _dim_arange(like, dim): arange(like.size(dim)), int64.
+TONNX_SYMBOLIC("aten::_dim_arange", 9, [](SymbolicContext& g, Value*, int64_t d) -> Outputs {
+  int64_t dim = arg_dim(g, 0, d);
+  auto t = g.type(0);
+  if (t && t->shape && (*t->shape)[dim].value && !g.dynamic_shapes())
+    return g.constant(at::arange(*(*t->shape)[dim].value, at::kLong));
+  if (g.opset() < 11) g.unsupported_below(11, "_dim_arange of a dim whose size varies (Range)");
+  return g.op("Range", {g.constant_scalar(0, at::kLong), squeeze(g, dim_size(g, 0, dim), {0}),
+                        g.constant_scalar(1, at::kLong)});
 });
 
 // _cast_Float(self, non_blocking) and the rest of the family: Cast.
@@ -391,18 +416,80 @@ TONNX_SYMBOLIC("aten::tensor_split", 9, [](SymbolicContext& g) -> Outputs {
 });
 
 // linspace and hann_window with sizes known at export: constants, computed by LibTorch.
+// With start or end computed at run time (a known number of steps, a floating result):
+// start + i * (end - start) / (steps - 1), computed in double.
 TONNX_SYMBOLIC("aten::linspace", 9, [](SymbolicContext& g) -> Outputs {
-  for (size_t i = 0; i < 3; ++i)
-    if (!g.is_constant(i))
-      g.fail("linspace with a " + g.arg_name(i) + " computed at run time is not supported");
   at::ScalarType dt = g.output_scalar_type();
-  return g.constant(at::linspace(g.f(0), g.f(1), g.i(2), at::TensorOptions().dtype(dt)));
+  if (g.is_constant(0) && g.is_constant(1) && g.is_constant(2))
+    return g.constant(at::linspace(g.f(0), g.f(1), g.i(2), at::TensorOptions().dtype(dt)));
+  if (!g.is_constant(2))
+    g.fail("linspace with a number of steps computed at run time is not supported");
+  if (!at::isFloatingType(dt))
+    g.fail("linspace of integers with a start or end computed at run time is not supported");
+  int64_t steps = g.i(2);
+  if (steps < 0) g.fail("steps must not be negative, got " + std::to_string(steps));
+  Value* a = input_as(g, 0, at::kDouble);
+  Value* b = input_as(g, 1, at::kDouble);
+  at::Tensor i = at::arange(steps, at::kDouble);
+  if (steps > 1) i = i / static_cast<double>(steps - 1);
+  Value* y = g.op("Add", {a, g.op("Mul", {g.constant(i), g.op("Sub", {b, a})})});
+  return g.cast(y, dt);
 });
+// A length computed at run time (opset 11): 0.5 - 0.5 cos(2 pi n / N), N the length
+// (periodic) or the length - 1; a window of length 1 is [1].
 TONNX_SYMBOLIC("aten::hann_window", 9, [](SymbolicContext& g) -> Outputs {
-  if (!g.is_constant(0)) g.fail("hann_window with a length computed at run time is not supported");
   bool periodic = g.num_inputs() > 5 ? g.b(1) : true;
   at::ScalarType dt = g.output_scalar_type();
-  return g.constant(at::hann_window(g.i(0), periodic, at::TensorOptions().dtype(dt)));
+  if (g.is_constant(0))
+    return g.constant(at::hann_window(g.i(0), periodic, at::TensorOptions().dtype(dt)));
+  if (g.opset() < 11) g.unsupported_below(11, "hann_window of a length computed at run time");
+  Value* len = g.cast(g.input(0), at::kDouble);
+  Value* n =
+      g.op("Range", {g.constant_scalar(0, at::kDouble), len, g.constant_scalar(1, at::kDouble)});
+  Value* denom = periodic ? len : g.op("Sub", {len, g.constant_scalar(1, at::kDouble)});
+  denom = g.op("Max", {denom, g.constant_scalar(1, at::kDouble)});
+  Value* angle = g.op("Div", {g.op("Mul", {n, g.constant_scalar(2 * M_PI, at::kDouble)}), denom});
+  Value* w =
+      g.op("Sub", {g.constant_scalar(0.5, at::kDouble),
+                   g.op("Mul", {g.constant_scalar(0.5, at::kDouble), g.op("Cos", {angle})})});
+  Value* one = g.op("Equal", {len, g.constant_scalar(1, at::kDouble)});
+  w = g.op("Where", {one, g.constant_scalar(1, at::kDouble), w});
+  return g.cast(w, dt);
+});
+
+// rrelu(self, lower, upper, training=False): in eval, leaky_relu with the mean slope.
+TONNX_SYMBOLIC("aten::rrelu", 9, [](SymbolicContext& g) -> Outputs {
+  if (g.num_inputs() > 3 && g.b(3))
+    g.fail("rrelu in training draws random slopes; export in eval mode");
+  double lower = g.num_inputs() > 1 ? g.f(1) : 1.0 / 8,
+         upper = g.num_inputs() > 2 ? g.f(2) : 1.0 / 3;
+  return g.op("LeakyRelu", {g.input(0)}, {{"alpha", static_cast<float>((lower + upper) / 2)}});
+});
+
+// linalg_det (Det, opset 11; torch.det traces as it) and logdet: log(det), NaN for a negative
+// determinant.
+TONNX_SYMBOLIC("aten::linalg_det", 11,
+               [](SymbolicContext& g, Value* x) -> Outputs { return g.op("Det", {x}); });
+TONNX_SYMBOLIC("aten::logdet", 11, [](SymbolicContext& g, Value* x) -> Outputs {
+  return g.op("Log", {g.op("Det", {x})});
+});
+
+// pairwise_distance(x1, x2, p=2, eps=1e-6, keepdim=False): ||x1 - x2 + eps||_p over the last dim.
+TONNX_SYMBOLIC("aten::pairwise_distance", 9, [](SymbolicContext& g) -> Outputs {
+  at::ScalarType dt = g.output_scalar_type();
+  double p = g.f(2), eps = g.f(3);
+  bool keep = g.b(4);
+  Value* d = g.op(
+      "Add", {g.op("Sub", {input_as(g, 0, dt), input_as(g, 1, dt)}), g.constant_scalar(eps, dt)});
+  std::vector<int64_t> last{-1};
+  if (p == 1) return reduce(g, "ReduceL1", d, last, keep);
+  if (p == 2) return reduce(g, "ReduceL2", d, last, keep);
+  if (std::isinf(p))
+    return reduce(g, p > 0 ? "ReduceMax" : "ReduceMin", g.op("Abs", {d}), last, keep);
+  if (p <= 0) g.fail("pairwise_distance with p " + std::to_string(p) + " is not supported");
+  Value* pv = g.constant_scalar(p, dt);
+  Value* s = reduce(g, "ReduceSum", g.op("Pow", {g.op("Abs", {d}), pv}), last, keep);
+  return g.op("Pow", {s, g.constant_scalar(1.0 / p, dt)});
 });
 
 // numpy_T (x.T): the dims reversed.
