@@ -10,15 +10,14 @@
 namespace tonnx::sym {
 namespace {
 
-Value* ints_tensor(SymbolicContext& g, const std::vector<int64_t>& v) { return g.constant_ints(v); }
-
 // The size of dim d of input i as a 1-element int64 tensor (a constant when known).
 Value* dim_size(SymbolicContext& g, size_t i, int64_t d) {
   auto t = g.type(i);
   if (t && t->shape && d < static_cast<int64_t>(t->shape->size()) && (*t->shape)[d].value &&
       !g.dynamic_shapes())
-    return ints_tensor(g, {*(*t->shape)[d].value});
-  return g.op("Gather", {g.op("Shape", {g.input(i)}), ints_tensor(g, {d})}, {{"axis", int64_t{0}}});
+    return g.constant_ints({*(*t->shape)[d].value});
+  return g.op("Gather", {g.op("Shape", {g.input(i)}), g.constant_ints({d})},
+              {{"axis", int64_t{0}}});
 }
 
 // Indices into a dim of size n (a 1-element tensor): negative ones counted from the end.
@@ -33,12 +32,12 @@ TONNX_SYMBOLIC("aten::one_hot", 9, [](SymbolicContext& g, Value* x, RuntimeInt n
   Value* depth;
   int64_t classes = n.is_constant() ? *n.constant : 0;
   if (!n.is_constant()) {  // num_classes computed at run time
-    depth = g.op("Reshape", {g.cast(n.value, at::kLong), ints_tensor(g, {1})});
+    depth = g.op("Reshape", {g.cast(n.value, at::kLong), g.constant_ints({1})});
   } else if (classes >= 0) {
-    depth = ints_tensor(g, {classes});
+    depth = g.constant_ints({classes});
   } else {
     Value* top = reduce(g, "ReduceMax", x, std::nullopt, false);
-    depth = g.op("Add", {g.op("Reshape", {top, ints_tensor(g, {1})}), ints_tensor(g, {1})});
+    depth = g.op("Add", {g.op("Reshape", {top, g.constant_ints({1})}), g.constant_ints({1})});
   }
   Value* values = g.constant(at::tensor(std::vector<int64_t>{0, 1}, at::kLong));
   return g.op("OneHot", {x, depth, values}, {{"axis", int64_t{-1}}});
@@ -62,7 +61,7 @@ Outputs cross(SymbolicContext& g, bool linalg) {
     dim = norm_dim(g, g.i(2), rank);
   }
   auto rot = [&](Value* v, std::vector<int64_t> order) {
-    return g.op("Gather", {v, ints_tensor(g, order)}, {{"axis", dim - rank}});
+    return g.op("Gather", {v, g.constant_ints(order)}, {{"axis", dim - rank}});
   };
   Value* l = g.op("Mul", {rot(a, {1, 2, 0}), rot(b, {2, 0, 1})});
   Value* r = g.op("Mul", {rot(a, {2, 0, 1}), rot(b, {1, 2, 0})});
@@ -90,7 +89,7 @@ TONNX_SYMBOLIC("aten::broadcast_tensors", 9, [](SymbolicContext& g) -> Outputs {
 Value* index_along(SymbolicContext& g, Value* index, int64_t dim, int64_t rank) {
   std::vector<int64_t> shape(static_cast<size_t>(rank), 1);
   shape[static_cast<size_t>(dim)] = -1;
-  return g.op("Reshape", {index, ints_tensor(g, shape)});
+  return g.op("Reshape", {index, g.constant_ints(shape)});
 }
 
 // index_fill(self, dim, index, value): self where the positions along dim named by index are
@@ -99,9 +98,9 @@ TONNX_SYMBOLIC("aten::index_fill", 9, [](SymbolicContext& g) -> Outputs {
   at::ScalarType dt = g.scalar_type(0);
   int64_t rank = g.rank(0);
   int64_t dim = rank == 0 ? 0 : norm_dim(g, g.i(1), rank);
-  Value* n = rank == 0 ? ints_tensor(g, {1}) : dim_size(g, 0, dim);
+  Value* n = rank == 0 ? g.constant_ints({1}) : dim_size(g, 0, dim);
   Value* index =
-      wrap_index(g, g.op("Reshape", {g.cast(g.input(2), at::kLong), ints_tensor(g, {-1})}), n);
+      wrap_index(g, g.op("Reshape", {g.cast(g.input(2), at::kLong), g.constant_ints({-1})}), n);
   Value* positions;
   auto known = g.type(0);
   if (rank == 0 || (known && known->shape && (*known->shape)[dim].value)) {
@@ -132,7 +131,7 @@ Outputs index_scatter(SymbolicContext& g, bool add) {
   int64_t dim = norm_dim(g, g.i(1), rank);
   Value* n = dim_size(g, 0, dim);
   Value* index =
-      wrap_index(g, g.op("Reshape", {g.cast(g.input(2), at::kLong), ints_tensor(g, {-1})}), n);
+      wrap_index(g, g.op("Reshape", {g.cast(g.input(2), at::kLong), g.constant_ints({-1})}), n);
   Value* source = input_as(g, 3, dt);
   if (add && g.num_inputs() > 4 && !g.is_none(4) && g.f(4) != 1.0)
     source = g.op("Mul", {source, g.constant_scalar(g.f(4), dt)});
@@ -142,10 +141,11 @@ Outputs index_scatter(SymbolicContext& g, bool add) {
   // expanded to self's shape with dim's size replaced by the index's length.
   Value* shape = g.op("Shape", {g.input(0)});
   std::vector<Value*> parts;
-  if (dim > 0) parts.push_back(g.op("Slice", {shape, ints_tensor(g, {0}), ints_tensor(g, {dim})}));
+  if (dim > 0)
+    parts.push_back(g.op("Slice", {shape, g.constant_ints({0}), g.constant_ints({dim})}));
   parts.push_back(g.op("Shape", {index}));
   if (dim + 1 < rank)
-    parts.push_back(g.op("Slice", {shape, ints_tensor(g, {dim + 1}), ints_tensor(g, {rank})}));
+    parts.push_back(g.op("Slice", {shape, g.constant_ints({dim + 1}), g.constant_ints({rank})}));
   Value* target = g.op("Concat", parts, {{"axis", int64_t{0}}});
   source = g.op("Expand", {source, target});
   Value* idx = g.op("Expand", {index_along(g, index, dim, rank), target});
@@ -175,15 +175,16 @@ TONNX_SYMBOLIC("aten::masked_select", 11, [](SymbolicContext& g) -> Outputs {
 // take source's first elements in order.
 TONNX_SYMBOLIC("aten::masked_scatter", 11, [](SymbolicContext& g) -> Outputs {
   auto [x, where] = mask_positions(g);
-  Value* count = g.op("Slice", {g.op("Shape", {where}), ints_tensor(g, {0}), ints_tensor(g, {1})});
-  Value* flat = g.op("Reshape", {input_as(g, 2, g.scalar_type(0)), ints_tensor(g, {-1})});
-  Value* updates = g.op("Slice", {flat, ints_tensor(g, {0}), count, ints_tensor(g, {0})});
+  Value* count =
+      g.op("Slice", {g.op("Shape", {where}), g.constant_ints({0}), g.constant_ints({1})});
+  Value* flat = g.op("Reshape", {input_as(g, 2, g.scalar_type(0)), g.constant_ints({-1})});
+  Value* updates = g.op("Slice", {flat, g.constant_ints({0}), count, g.constant_ints({0})});
   return g.op("ScatterND", {x, where, updates});
 });
 
 // take(self, index): self flattened, gathered (negative indices from the end).
 TONNX_SYMBOLIC("aten::take", 9, [](SymbolicContext& g, Value* x, Value* index) -> Outputs {
-  return g.op("Gather", {g.op("Reshape", {x, ints_tensor(g, {-1})}), index},
+  return g.op("Gather", {g.op("Reshape", {x, g.constant_ints({-1})}), index},
               {{"axis", int64_t{0}}});
 });
 
@@ -209,8 +210,8 @@ TONNX_SYMBOLIC("aten::diagonal", 9, [](SymbolicContext& g) -> Outputs {
   std::vector<int64_t> flat_shape = lead;
   flat_shape.push_back(n1 * n2);
   Value* t = g.op("Transpose", {g.input(0)}, {{"perm", perm}});
-  Value* flat = g.op("Reshape", {t, ints_tensor(g, flat_shape)});
-  return g.op("Gather", {flat, ints_tensor(g, pos)}, {{"axis", int64_t{-1}}});
+  Value* flat = g.op("Reshape", {t, g.constant_ints(flat_shape)});
+  return g.op("Gather", {flat, g.constant_ints(pos)}, {{"axis", int64_t{-1}}});
 });
 
 // einsum(equation, tensors, path=None): ONNX's Einsum (opset 12), same notation.
@@ -261,7 +262,7 @@ TONNX_SYMBOLIC("aten::eye", 9, [](SymbolicContext& g) -> Outputs {
     return g.constant(at::eye(n, m, at::TensorOptions().dtype(dt)));
   }
   auto size = [&](size_t i) {
-    return g.op("Reshape", {g.cast(g.input(i), at::kLong), ints_tensor(g, {1})});
+    return g.op("Reshape", {g.cast(g.input(i), at::kLong), g.constant_ints({1})});
   };
   Value* n = size(0);
   Value* shape = g.op("Concat", {n, has_m ? size(1) : n}, {{"axis", int64_t{0}}});
@@ -329,7 +330,7 @@ TONNX_SYMBOLIC("aten::repeat_interleave", 9, [](SymbolicContext& g) -> Outputs {
   if (g.num_inputs() > 2 && !g.is_none(2)) {
     dim = norm_dim(g, g.i(2), g.rank(0));
   } else {
-    x = g.op("Reshape", {x, ints_tensor(g, {-1})});
+    x = g.op("Reshape", {x, g.constant_ints({-1})});
   }
   auto t = g.type(0);
   std::optional<int64_t> n;
@@ -362,9 +363,10 @@ TONNX_SYMBOLIC("aten::repeat_interleave", 9, [](SymbolicContext& g) -> Outputs {
   }
   if (g.opset() < 11)
     g.unsupported_below(11, "repeat_interleave with repeats computed at run time");
-  Value* size = g.op("Gather", {g.op("Shape", {x}), ints_tensor(g, {dim})}, {{"axis", int64_t{0}}});
+  Value* size =
+      g.op("Gather", {g.op("Shape", {x}), g.constant_ints({dim})}, {{"axis", int64_t{0}}});
   Value* r = g.op("Expand",
-                  {g.op("Reshape", {g.cast(g.input(1), at::kLong), ints_tensor(g, {-1})}), size});
+                  {g.op("Reshape", {g.cast(g.input(1), at::kLong), g.constant_ints({-1})}), size});
   Value* cum = g.op("CumSum", {r, g.constant_scalar(0, at::kLong)});
   Value* total = reduce(g, "ReduceSum", r, std::nullopt, false);
   Value* j =
@@ -409,8 +411,8 @@ TONNX_SYMBOLIC("aten::tensor_split", 9, [](SymbolicContext& g) -> Outputs {
           g.op("Slice", {g.input(0)},
                {{"axes", ir::Ints{dim}}, {"starts", ir::Ints{b}}, {"ends", ir::Ints{e}}}));
     else
-      out.push_back(g.op(
-          "Slice", {g.input(0), ints_tensor(g, {b}), ints_tensor(g, {e}), ints_tensor(g, {dim})}));
+      out.push_back(g.op("Slice", {g.input(0), g.constant_ints({b}), g.constant_ints({e}),
+                                   g.constant_ints({dim})}));
   }
   return out;
 });
