@@ -583,6 +583,23 @@ TEST(Hostile, AtomicWritesLeaveNothingBehind) {
   EXPECT_EQ(content, "new");
 }
 
+// The random ops draw what their attributes say: the shape's size and the types are checked.
+TEST(Hostile, RandomOpAttributes) {
+  onnx::ModelProto ru = model("RandomUniform", {});
+  attr_ints(ru.mutable_graph()->mutable_node(0), "shape", {INT64_MAX, 4});
+  expect_error([&] { prepare(ru); }, "overflow");
+  onnx::ModelProto rn = model("RandomNormal", {});
+  attr_ints(rn.mutable_graph()->mutable_node(0), "shape", {2});
+  attr_i(rn.mutable_graph()->mutable_node(0), "dtype", onnx::TensorProto::INT32);
+  expect_error([&] { prepare(rn); }, "not a floating-point type");
+  onnx::ModelProto mn = model("Multinomial", {"x"});
+  attr_i(mn.mutable_graph()->mutable_node(0), "sample_size", -3);
+  expect_error([&] { prepare(mn); }, "sample_size must be >= 0, got -3");
+  onnx::ModelProto m1 = model("Multinomial", {"x"});
+  auto multinomial = prepare(m1);
+  expect_error([&] { multinomial.run({torch::ones({4})}); }, "input must be a 2-D floating-point");
+}
+
 // What the fuzzers found (fuzz/regressions/ holds the inputs; the sanitizer build replays
 // them): each is now an error naming the node and the value.
 TEST(Hostile, FuzzFindings) {

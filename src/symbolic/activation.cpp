@@ -181,5 +181,20 @@ TONNX_SYMBOLIC("aten::gelu", 9, [](SymbolicContext& g) -> Outputs {
   return g.op("Mul", {g.op("Mul", {x, half}), g.op("Add", {one, e})});
 });
 
+// native_dropout(input, p, train) -> (output, mask): in eval the input and an all-true mask;
+// in training Dropout's two outputs (opset 12).
+TONNX_SYMBOLIC("aten::native_dropout", 9, [](SymbolicContext& g) -> Outputs {
+  Value* x = g.input(0);
+  if (g.is_none(2) || !g.b(2)) {
+    Value* mask =
+        g.op("Expand", {g.constant(at::scalar_tensor(true, at::kBool)), g.op("Shape", {x})});
+    return {g.op("Identity", {x}), mask};
+  }
+  if (g.opset() < 12) g.unsupported_below(12, "dropout in training mode");
+  Value* ratio = g.constant_scalar(g.f(1), at::kFloat);
+  Value* training = g.constant(at::scalar_tensor(true, at::kBool));
+  return g.op_n("Dropout", {x, ratio, training}, {}, 2);
+});
+
 }  // namespace
 }  // namespace tonnx::sym

@@ -124,5 +124,20 @@ TONNX_SYMBOLIC("aten::_convolution_mode", 9, [](SymbolicContext& g) -> Outputs {
   a.groups = g.i(6);
   return emit_conv(g, a);
 });
+// conv_tbc(input [T, B, Cin], weight [K, Cin, Cout], bias [Cout], pad): a 1-D convolution over
+// time-major input, as Conv over [B, Cin, T] between transposes.
+TONNX_SYMBOLIC("aten::conv_tbc", 9,
+               [](SymbolicContext& g, Value* x, Value* w, Value* b, int64_t pad) -> Outputs {
+                 if (g.rank(0) != 3 || g.rank(1) != 3)
+                   g.fail(
+                       "conv_tbc needs a 3-D input [time, batch, channels] and a 3-D weight "
+                       "[kernel, in, out]");
+                 if (pad < 0) g.fail("pad must be >= 0, got " + std::to_string(pad));
+                 Value* xt = g.op("Transpose", {x}, {{"perm", ir::Ints{1, 2, 0}}});
+                 Value* wt = g.op("Transpose", {w}, {{"perm", ir::Ints{2, 1, 0}}});
+                 Value* y = g.op("Conv", {xt, wt, b}, {{"pads", ir::Ints{pad, pad}}});
+                 return g.op("Transpose", {y}, {{"perm", ir::Ints{2, 0, 1}}});
+               });
+
 }  // namespace
 }  // namespace tonnx::sym

@@ -67,4 +67,20 @@ Value* binary(SymbolicContext& g, const std::string& op, at::ScalarType dtype) {
   return g.op(op, {input_as(g, 0, dtype), input_as(g, 1, dtype)});
 }
 
+// Split into pieces of the given sizes along dim (Split takes sizes as an input from 13).
+std::vector<Value*> split_sizes(SymbolicContext& g, Value* x, const std::vector<int64_t>& sizes,
+                                int64_t dim) {
+  if (sizes.size() == 1) return {g.op("Identity", {x})};
+  if (g.opset() >= 13)
+    return g.op_n("Split", {x, g.constant_ints(sizes)}, {{"axis", dim}}, sizes.size());
+  return g.op_n("Split", {x}, {{"axis", dim}, {"split", sizes}}, sizes.size());
+}
+
+Value* equal(SymbolicContext& g, Value* a, Value* b, at::ScalarType dtype) {
+  if (g.opset() >= 11 || !at::isFloatingType(dtype)) return g.op("Equal", {a, b});
+  Value* ordered = g.op("Or", {g.op("Less", {a, b}), g.op("Greater", {a, b})});
+  Value* nan = g.op("Or", {g.op("IsNaN", {a}), g.op("IsNaN", {b})});
+  return g.op("Not", {g.op("Or", {ordered, nan})});
+}
+
 }  // namespace tonnx::sym

@@ -32,4 +32,12 @@ Value* shape_of(SymbolicContext& g, size_t input_index);
 // A binary elementwise op with both inputs converted to `dtype`.
 Value* binary(SymbolicContext& g, const std::string& op, at::ScalarType dtype);
 
+// Split into pieces of the given sizes along dim (Split takes sizes as an input from 13).
+std::vector<Value*> split_sizes(SymbolicContext& g, Value* x, const std::vector<int64_t>& sizes,
+                                int64_t dim);
+
+// a == b elementwise (bool). ONNX's Equal takes floats only from opset 11; before, floats are
+// compared as !(a < b) && !(a > b) && neither is NaN.
+Value* equal(SymbolicContext& g, Value* a, Value* b, at::ScalarType dtype);
+
 }  // namespace tonnx::sym

@@ -79,5 +79,27 @@ TONNX_SYMBOLIC("aten::binary_cross_entropy_with_logits", 9, [](SymbolicContext& 
   return reduce(g, reduction == "mean" ? "ReduceMean" : "ReduceSum", loss, std::nullopt, false);
 });
 
+// kl_div(self, target, reduction, log_target): target * (log(target) - self), 0 where the
+// target is 0 (xlogy); exp(target) * (target - self) for a log target. Reductions over all.
+TONNX_SYMBOLIC("aten::kl_div", 9,
+               [](SymbolicContext& g, Value*, Value*, int64_t reduction, bool log_target) {
+                 at::ScalarType dt = g.output_scalar_type();
+                 Value* x = input_as(g, 0, dt);
+                 Value* t = input_as(g, 1, dt);
+                 Value* loss;
+                 if (log_target) {
+                   loss = g.op("Mul", {g.op("Exp", {t}), g.op("Sub", {t, x})});
+                 } else {
+                   Value* zero = g.constant_scalar(0, dt);
+                   Value* tlogt = g.op(
+                       "Where", {equal(g, t, zero, dt), zero, g.op("Mul", {t, g.op("Log", {t})})});
+                   loss = g.op("Sub", {tlogt, g.op("Mul", {t, x})});
+                 }
+                 std::string r = reduction_name(g, reduction);
+                 if (r == "none") return loss;
+                 return reduce(g, r == "mean" ? "ReduceMean" : "ReduceSum", loss, std::nullopt,
+                               false);
+               });
+
 }  // namespace
 }  // namespace tonnx::sym

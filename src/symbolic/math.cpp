@@ -34,7 +34,7 @@ TONNX_SYMBOLIC("aten::mul", 9, [](SymbolicContext& g) {
 });
 
 // div(self, other[, rounding_mode]): true division in the result type (float for ints).
-TONNX_SYMBOLIC("aten::div", 9, [](SymbolicContext& g) -> Outputs {
+Outputs div(SymbolicContext& g) {
   at::ScalarType dt = g.output_scalar_type();
   std::string mode = g.num_inputs() > 2 && !g.is_none(2) ? g.s(2) : "";
   if (mode.empty()) return binary(g, "Div", dt);
@@ -49,7 +49,9 @@ TONNX_SYMBOLIC("aten::div", 9, [](SymbolicContext& g) -> Outputs {
   // trunc(q) = sign(q) * floor(|q|)
   q = g.op("Mul", {g.op("Sign", {q}), g.op("Floor", {g.op("Abs", {q})})});
   return g.cast(q, dt);
-});
+}
+TONNX_SYMBOLIC("aten::div", 9, div);
+TONNX_SYMBOLIC("aten::true_divide", 9, div);
 
 // ---- Unary ops: one table. The input is converted to the result's type first (sqrt of an
 // int tensor is a float tensor in PyTorch; ONNX's Sqrt needs a float input).
@@ -153,15 +155,7 @@ Outputs compare(SymbolicContext& g, const char* op, bool negate = false) {
   if (t == at::kBool && std::string(op) != "Equal") t = at::kInt;
   Value* a = input_as(g, 0, t);
   Value* b = input_as(g, 1, t);
-  Value* r;
-  if (std::string(op) == "Equal" && g.opset() < 11 && at::isFloatingType(t)) {
-    // Equal takes floats from opset 11: a == b is neither a < b nor a > b, and not NaN.
-    Value* ordered = g.op("Or", {g.op("Less", {a, b}), g.op("Greater", {a, b})});
-    Value* nan = g.op("Or", {g.op("IsNaN", {a}), g.op("IsNaN", {b})});
-    r = g.op("Not", {g.op("Or", {ordered, nan})});
-  } else {
-    r = g.op(op, {a, b});
-  }
+  Value* r = std::string(op) == "Equal" ? equal(g, a, b, t) : g.op(op, {a, b});
   return negate ? g.op("Not", {r}) : r;
 }
 TONNX_SYMBOLIC("aten::eq", 9, [](SymbolicContext& g) { return compare(g, "Equal"); });
@@ -293,7 +287,7 @@ TONNX_SYMBOLIC("aten::remainder", 10, [](SymbolicContext& g) -> Outputs {
   Value* r = g.op("Mod", {a, b}, {{"fmod", int64_t{1}}});
   Value* zero = g.constant_scalar(0, dt);
   Value* differ = g.op("Xor", {g.op("Less", {r, zero}), g.op("Less", {b, zero})});
-  Value* fix = g.op("And", {differ, g.op("Not", {g.op("Equal", {r, zero})})});
+  Value* fix = g.op("And", {differ, g.op("Not", {equal(g, r, zero, dt)})});
   return g.op("Where", {fix, g.op("Add", {r, b}), r});
 });
 

@@ -103,5 +103,42 @@ TONNX_SYMBOLIC("aten::instance_norm", 9, [](SymbolicContext& g) -> Outputs {
   return g.op("InstanceNormalization", {g.input(0), scale, bias}, {{"epsilon", g.f(7)}});
 });
 
+// native_layer_norm(input, normalized_shape, weight?, bias?, eps) -> (out, mean, rstd), mean and
+// rstd with the normalized dims kept as 1 (what layer_norm's decomposition leaves in a trace).
+TONNX_SYMBOLIC("aten::native_layer_norm", 9, [](SymbolicContext& g) -> Outputs {
+  Value* x = g.input(0);
+  int64_t rank = g.rank(0);
+  int64_t n = static_cast<int64_t>(g.ints(1).size());
+  if (n > rank)
+    g.fail("normalized_shape has " + std::to_string(n) + " dims but the input only " +
+           std::to_string(rank));
+  at::ScalarType dt = g.scalar_type(0);
+  std::vector<int64_t> axes;
+  for (int64_t i = rank - n; i < rank; ++i) axes.push_back(i);
+  Value* mean = reduce(g, "ReduceMean", x, axes, true);
+  Value* c = g.op("Sub", {x, mean});
+  Value* var = reduce(g, "ReduceMean", g.op("Mul", {c, c}), axes, true);
+  Value* rstd =
+      g.op("Reciprocal", {g.op("Sqrt", {g.op("Add", {var, g.constant_scalar(g.f(4), dt)})})});
+  Value* y = g.op("Mul", {c, rstd});
+  if (!g.is_none(2)) y = g.op("Mul", {y, g.input(2)});
+  if (!g.is_none(3)) y = g.op("Add", {y, g.input(3)});
+  return {y, mean, rstd};
+});
+
+// _weight_norm(v, g, dim): v * g / ||v||, the norm over every dim but `dim` (all of them for
+// dim -1), kept as 1 so it broadcasts against g's shape.
+TONNX_SYMBOLIC("aten::_weight_norm", 9,
+               [](SymbolicContext& g, Value* v, Value* gain, int64_t dim) -> Outputs {
+                 int64_t rank = g.rank(0);
+                 std::vector<int64_t> axes;
+                 if (dim != -1) dim = norm_dim(g, dim, rank);
+                 for (int64_t i = 0; i < rank; ++i)
+                   if (i != dim) axes.push_back(i);
+                 Value* norm =
+                     axes.empty() ? g.op("Abs", {v}) : reduce(g, "ReduceL2", v, axes, true);
+                 return g.op("Mul", {v, g.op("Div", {gain, norm})});
+               });
+
 }  // namespace
 }  // namespace tonnx::sym

@@ -103,6 +103,35 @@ Outputs real_identity(SymbolicContext& g) {
 TONNX_SYMBOLIC("aten::alias", 9, real_identity);
 TONNX_SYMBOLIC("aten::resolve_conj", 9, real_identity);
 TONNX_SYMBOLIC("aten::resolve_neg", 9, real_identity);
+TONNX_SYMBOLIC("aten::conj_physical", 9, real_identity);
+// lift / lift_fresh mark a tensor made by torch.tensor(...) in scripted code.
+TONNX_SYMBOLIC("aten::lift", 9, real_identity);
+TONNX_SYMBOLIC("aten::lift_fresh", 9, real_identity);
+
+// is_floating_point / is_pinned: known at export (CPU tensors are never pinned here).
+TONNX_SYMBOLIC("aten::is_floating_point", 9, [](SymbolicContext& g) -> Outputs {
+  return g.constant(at::scalar_tensor(at::isFloatingType(g.scalar_type(0)), at::kBool));
+});
+TONNX_SYMBOLIC("aten::is_pinned", 9, [](SymbolicContext& g) -> Outputs {
+  return g.constant(at::scalar_tensor(false, at::kBool));
+});
+
+// item(): the one element as a 0-d tensor (a Python number in TorchScript).
+TONNX_SYMBOLIC("aten::item", 9, [](SymbolicContext& g, Value* x) -> Outputs {
+  if (auto t = g.type(0); t && t->shape) {
+    for (const auto& d : *t->shape)
+      if (d.value && *d.value != 1)
+        g.fail("item() of a tensor with " + std::to_string(*d.value) +
+               " elements along a dim; it needs exactly one element");
+  }
+  return g.op("Reshape", {x, g.constant(at::zeros({0}, at::kLong))});
+});
+
+// as_tensor(data, dtype, device): a cast when dtype is given.
+TONNX_SYMBOLIC("aten::as_tensor", 9, [](SymbolicContext& g) -> Outputs {
+  if (g.num_inputs() < 2 || g.is_none(1)) return g.op("Identity", {g.input(0)});
+  return g.cast(g.input(0), static_cast<at::ScalarType>(g.i(1)));
+});
 
 // movedim(self, source, destination): int or int[] dims; a Transpose.
 TONNX_SYMBOLIC("aten::movedim", 9, [](SymbolicContext& g) -> Outputs {

@@ -92,7 +92,7 @@ Value* p_norm(SymbolicContext& g, Value* x, double p,
   if (std::isinf(p))
     return reduce(g, p > 0 ? "ReduceMax" : "ReduceMin", g.op("Abs", {x}), dims, keep);
   if (p == 0) {
-    Value* nz = g.cast(g.op("Not", {g.op("Equal", {x, g.constant_scalar(0, dt)})}), dt);
+    Value* nz = g.cast(g.op("Not", {equal(g, x, g.constant_scalar(0, dt), dt)}), dt);
     return reduce(g, "ReduceSum", nz, dims, keep);
   }
   Value* powed = g.op("Pow", {g.op("Abs", {x}), g.constant_scalar(p, dt)});
@@ -110,6 +110,64 @@ TONNX_SYMBOLIC("aten::linalg_vector_norm", 9, [](SymbolicContext& g) -> Outputs 
 });
 TONNX_SYMBOLIC("aten::frobenius_norm", 9, [](SymbolicContext& g) -> Outputs {
   return p_norm(g, g.input(0), 2.0, dims_arg(g, 1, g.rank(0)), g.num_inputs() > 2 && g.b(2));
+});
+
+// Matrix norms over dims (d0, d1): 'fro', and the induced 1 / inf norms (max or min over one dim
+// of the absolute sums over the other). 'nuc' and 2 need singular values: ONNX has no SVD.
+Value* matrix_norm(SymbolicContext& g, Value* x, const std::string& ord, double p,
+                   std::vector<int64_t> dims, bool keep) {
+  int64_t rank = g.rank(0);
+  if (dims.size() != 2) g.fail("a matrix norm needs 2 dims, got " + std::to_string(dims.size()));
+  for (auto& d : dims) d = norm_dim(g, d, rank);
+  if (dims[0] == dims[1]) g.fail("a matrix norm needs 2 different dims");
+  if (ord == "fro") return p_norm(g, x, 2.0, dims, keep);
+  if (!ord.empty() || !(std::abs(p) == 1 || std::isinf(p)))
+    g.fail("the matrix norm of order " + (ord.empty() ? std::to_string(p) : "'" + ord + "'") +
+           " needs singular values, which ONNX cannot compute; 'fro', 1, -1, inf and -inf can");
+  at::ScalarType dt = g.output_scalar_type();
+  // 1: max over columns of the column sums (sum over d0); inf: the same with rows.
+  int64_t sum_dim = std::isinf(p) ? dims[1] : dims[0];
+  int64_t pick_dim = std::isinf(p) ? dims[0] : dims[1];
+  Value* sums = reduce(g, "ReduceSum", g.op("Abs", {g.cast(x, dt)}), std::vector{sum_dim}, true);
+  Value* r = reduce(g, p > 0 ? "ReduceMax" : "ReduceMin", sums, std::vector{pick_dim}, true);
+  if (keep) return r;
+  return squeeze(g, r, {std::min(dims[0], dims[1]), std::max(dims[0], dims[1])});
+}
+// linalg_matrix_norm(self, ord: number or str, dim=[-2, -1], keepdim, dtype)
+TONNX_SYMBOLIC("aten::linalg_matrix_norm", 9, [](SymbolicContext& g) -> Outputs {
+  bool str = g.arg_type(1) == "str";
+  return matrix_norm(g, g.input(0), str ? g.s(1) : "", str ? 0.0 : g.f(1), g.ints(2), g.b(3));
+});
+// linalg_norm(self, ord?, dim?, keepdim, dtype): with no ord, the 2-norm of the flattened
+// dims; a numeric ord is a vector norm over one dim (or a 1-D input) and a matrix norm over two
+// (or a 2-D input); a string ord is a matrix norm.
+TONNX_SYMBOLIC("aten::linalg_norm", 9, [](SymbolicContext& g) -> Outputs {
+  int64_t rank = g.rank(0);
+  bool keep = g.b(3);
+  std::optional<std::vector<int64_t>> dims;
+  if (!g.is_none(2)) dims = g.ints(2);
+  if (g.is_none(1)) return p_norm(g, g.input(0), 2.0, dims_arg(g, 2, rank), keep);
+  bool str = g.arg_type(1) == "str";
+  size_t n = dims ? dims->size() : static_cast<size_t>(rank);
+  if (!str && n == 1) return p_norm(g, g.input(0), g.f(1), dims_arg(g, 2, rank), keep);
+  if (n != 2)
+    g.fail("linalg_norm with ord needs 1 or 2 dims (or a 1-D or 2-D input); got " +
+           std::to_string(n));
+  return matrix_norm(g, g.input(0), str ? g.s(1) : "", str ? 0.0 : g.f(1),
+                     dims ? *dims : std::vector<int64_t>{-2, -1}, keep);
+});
+
+// cdist(x1 [..., P, M], x2 [..., R, M], p, compute_mode): the p-norm of every row pair's
+// difference, [..., P, R], by broadcasting [..., P, 1, M] against [..., 1, R, M].
+TONNX_SYMBOLIC("aten::cdist", 9, [](SymbolicContext& g) -> Outputs {
+  double p = g.f(2);
+  if (p < 0) g.fail("cdist's p must be >= 0, got " + std::to_string(p));
+  if (g.rank(0) < 2 || g.rank(1) < 2) g.fail("cdist needs inputs of rank >= 2");
+  at::ScalarType dt = g.output_scalar_type();
+  int64_t r0 = g.rank(0), r1 = g.rank(1);
+  Value* diff = g.op("Sub", {unsqueeze(g, input_as(g, 0, dt), {r0 - 1}),
+                             unsqueeze(g, input_as(g, 1, dt), {r1 - 2})});
+  return p_norm(g, diff, p, std::vector<int64_t>{std::max(r0, r1)}, false);
 });
 
 // var/std: var(self, unbiased), var(self, dim, unbiased, keepdim), or

@@ -178,5 +178,27 @@ TONNX_SYMBOLIC("aten::gru", 9, [](SymbolicContext& g) { return rnn(g, kGru, fals
 TONNX_SYMBOLIC("aten::rnn_tanh", 9, [](SymbolicContext& g) { return rnn(g, kRnnTanh, false); });
 TONNX_SYMBOLIC("aten::rnn_relu", 9, [](SymbolicContext& g) { return rnn(g, kRnnRelu, false); });
 
+// lstm_cell(input [B, I], hx {h, c}, w_ih [4H, I], w_hh [4H, H], b_ih?, b_hh?) -> (h', c'):
+// one step, with PyTorch's gate order (i, f, g, o).
+TONNX_SYMBOLIC("aten::lstm_cell", 9, [](SymbolicContext& g) -> Outputs {
+  std::vector<Value*> hx = g.inputs_list(1);
+  if (hx.size() != 2)
+    g.fail("lstm_cell's hx must be [h, c], got " + std::to_string(hx.size()) + " tensors");
+  int64_t four_h = g.sizes(2).at(0);
+  if (four_h % 4 != 0) g.fail("w_ih's first dim " + std::to_string(four_h) + " is not 4 * hidden");
+  auto matmul_t = [&](Value* a, Value* w) {
+    return g.op("MatMul", {a, g.op("Transpose", {w}, {{"perm", ir::Ints{1, 0}}})});
+  };
+  Value* gates = g.op("Add", {matmul_t(g.input(0), g.input(2)), matmul_t(hx[0], g.input(3))});
+  if (g.num_inputs() > 4 && !g.is_none(4)) gates = g.op("Add", {gates, g.input(4)});
+  if (g.num_inputs() > 5 && !g.is_none(5)) gates = g.op("Add", {gates, g.input(5)});
+  std::vector<Value*> p = split_sizes(g, gates, std::vector<int64_t>(4, four_h / 4), -1);
+  Value* i = g.op("Sigmoid", {p[0]});
+  Value* f = g.op("Sigmoid", {p[1]});
+  Value* c = g.op("Add", {g.op("Mul", {f, hx[1]}), g.op("Mul", {i, g.op("Tanh", {p[2]})})});
+  Value* h = g.op("Mul", {g.op("Sigmoid", {p[3]}), g.op("Tanh", {c})});
+  return {h, c};
+});
+
 }  // namespace
 }  // namespace tonnx::sym

@@ -114,5 +114,28 @@ Outputs is_none_test(SymbolicContext& g, bool negate) {
 TONNX_SYMBOLIC("aten::__is__", 9, [](SymbolicContext& g) { return is_none_test(g, false); });
 TONNX_SYMBOLIC("aten::__isnot__", 9, [](SymbolicContext& g) { return is_none_test(g, true); });
 
+// for i in range(start, stop, step) in scripted code: the loop runs __range_length(start,
+// stop, step) times, and __derive_index(k, start, step) = start + k * step is i.
+TONNX_SYMBOLIC("aten::__range_length", 9, [](SymbolicContext& g) -> Outputs {
+  Value* lo = input_as(g, 0, at::kLong);
+  Value* hi = input_as(g, 1, at::kLong);
+  Value* step = input_as(g, 2, at::kLong);
+  if (g.is_constant(2) && g.i(2) == 0) g.fail("range() step must not be zero");
+  // ceil((hi - lo) / step), at least 0, in exact integer arithmetic: for step > 0
+  // (hi - lo + step - 1) / step, for step < 0 (lo - hi - step - 1) / -step; Div of positive
+  // numerators truncates, which is floor there.
+  Value *zero = g.constant_scalar(0, at::kLong), *one = g.constant_scalar(1, at::kLong);
+  Value* pos = g.op("Greater", {step, zero});
+  Value* dist = g.op("Where", {pos, g.op("Sub", {hi, lo}), g.op("Sub", {lo, hi})});
+  Value* mag = g.op("Abs", {step});
+  Value* num = g.op("Sub", {g.op("Add", {dist, mag}), one});
+  num = g.op("Where", {g.op("Less", {num, zero}), zero, num});  // Max takes int64 from 12
+  return g.op("Div", {num, mag});
+});
+TONNX_SYMBOLIC("aten::__derive_index", 9, [](SymbolicContext& g) -> Outputs {
+  return g.op("Add", {input_as(g, 1, at::kLong),
+                      g.op("Mul", {input_as(g, 0, at::kLong), input_as(g, 2, at::kLong)})});
+});
+
 }  // namespace
 }  // namespace tonnx::sym

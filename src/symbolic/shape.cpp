@@ -169,11 +169,14 @@ TONNX_SYMBOLIC("aten::full_like", 9, [](SymbolicContext& g) {
   at::ScalarType dt = g.output_scalar_type();
   return filled_like(g, input_as(g, 1, dt), dt);
 });
-// fill_(self, value): the trace rewires later uses of self to this output.
-TONNX_SYMBOLIC("aten::fill_", 9, [](SymbolicContext& g) {
+// fill_(self, value): the trace rewires later uses of self to this output; fill is its
+// functional form (torch.fill).
+Outputs fill(SymbolicContext& g) {
   at::ScalarType dt = g.scalar_type(0);
   return filled_like(g, input_as(g, 1, dt), dt);
-});
+}
+TONNX_SYMBOLIC("aten::fill_", 9, fill);
+TONNX_SYMBOLIC("aten::fill", 9, fill);
 
 }  // namespace
 }  // namespace tonnx::sym

@@ -45,15 +45,6 @@ TONNX_SYMBOLIC("aten::expand_as", 9, [](SymbolicContext& g, Value* x, Value*) {
   return g.op("Expand", {x, shape_of(g, 1)});
 });
 
-// Split into pieces of the given sizes along dim (Split takes sizes as an input from 13).
-std::vector<Value*> split_sizes(SymbolicContext& g, Value* x, const std::vector<int64_t>& sizes,
-                                int64_t dim) {
-  if (sizes.size() == 1) return {g.op("Identity", {x})};
-  if (g.opset() >= 13)
-    return g.op_n("Split", {x, g.constant_ints(sizes)}, {{"axis", dim}}, sizes.size());
-  return g.op_n("Split", {x}, {{"axis", dim}, {"split", sizes}}, sizes.size());
-}
-
 // How many pieces the op's list has: the prim::ListUnpack that takes it apart, else -1.
 int64_t unpacked_count(SymbolicContext& g) {
   const auto& uses = g.node()->output(0)->uses();
@@ -409,8 +400,44 @@ Outputs mode_pad(SymbolicContext& g, const char* mode) {
 // at::padding_mode (0 reflect, 1 replicate, 2 circular, 3 constant).
 // Pad of input 0 by the aten pad list of input 1, in an ONNX mode, with the fill value of
 // input 3 (None: 0) for "constant".
+// Circular padding (no ONNX Pad mode): per dim, the last `lo` slices, the tensor, and the first
+// `hi` slices concatenated; a negative amount crops. Dims padded one after the other, so the
+// corners wrap in both, as in PyTorch.
+Value* circular_pad(SymbolicContext& g, Value* x, const std::vector<int64_t>& pad) {
+  int64_t rank = g.rank(0);
+  if (pad.size() % 2 || static_cast<int64_t>(pad.size()) > 2 * rank)
+    g.fail("pad has " + std::to_string(pad.size()) + " values; expected pairs for at most " +
+           std::to_string(rank) + " dims");
+  auto t = g.type(0);
+  for (size_t k = 0; k < pad.size() / 2; ++k) {
+    int64_t dim = rank - 1 - static_cast<int64_t>(k), lo = pad[2 * k], hi = pad[2 * k + 1];
+    if (t && t->shape && (*t->shape)[dim].value) {
+      int64_t size = *(*t->shape)[dim].value;
+      if (lo > size || hi > size || -lo - hi > size)
+        g.fail("circular padding of (" + std::to_string(lo) + ", " + std::to_string(hi) +
+               ") on dim " + std::to_string(dim) + " of size " + std::to_string(size) +
+               " wraps around more than once");
+    }
+    if (lo < 0) x = slice(g, x, dim, -lo, kInt64Max, 1);
+    if (hi < 0) x = slice(g, x, dim, 0, hi, 1);
+    std::vector<Value*> parts;
+    if (lo > 0) parts.push_back(slice(g, x, dim, -lo, kInt64Max, 1));
+    parts.push_back(x);
+    if (hi > 0) parts.push_back(slice(g, x, dim, 0, hi, 1));
+    if (parts.size() > 1) x = g.op("Concat", parts, {{"axis", dim}});
+  }
+  return x;
+}
+TONNX_SYMBOLIC("aten::_pad_circular", 9,
+               [](SymbolicContext& g, Value* x, std::vector<int64_t> pad) {
+                 return circular_pad(g, x, pad);
+               });
+
 Outputs pad_mode(SymbolicContext& g, const std::string& mode) {
-  if (mode == "circular") g.fail("circular padding has no ONNX Pad mode");
+  if (mode == "circular") {
+    if (!g.is_constant(1)) g.fail("circular padding by amounts computed at run time");
+    return circular_pad(g, g.input(0), g.ints(1));
+  }
   if (!g.is_constant(1)) {
     Value* pads = onnx_pads_runtime(g, g.rank(0));
     std::vector<Value*> in{g.input(0), pads};

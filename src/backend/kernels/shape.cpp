@@ -424,9 +424,10 @@ TONNX_KERNEL("Unique", 11, kAnyOpset, [](const KernelSpec& s) -> Kernel {
     // that it groups with 0), hashed by its bytes: linear in the input (a pairwise comparison
     // was quadratic: hours for a million distinct values). A slice holding NaN equals nothing.
     bool is_float = at::isFloatingType(x.scalar_type());
-    at::Tensor key = (is_float ? x.to(at::kDouble) + 0.0 : x.to(at::kLong)).reshape({len, -1});
+    int64_t width = 1;  // elements per slice (not numel / len: len may be 0)
+    for (int64_t d = 1; d < x.dim(); ++d) width *= x.size(d);
+    at::Tensor key = (is_float ? x.to(at::kDouble) + 0.0 : x.to(at::kLong)).reshape({len, width});
     key = key.contiguous();
-    int64_t width = key.size(1);
     const auto* base = static_cast<const char*>(key.data_ptr());
     size_t row_bytes = static_cast<size_t>(width) * 8;
     auto row = [&](int64_t i) { return std::string_view(base + i * row_bytes, row_bytes); };
