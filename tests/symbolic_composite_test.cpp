@@ -274,6 +274,65 @@ TEST_P(Composite11, MasksAmongSeveralIndices) {
       {torch::zeros({3, 2}), torch::tensor({true, false, true})}, "index_put_mask_and_int");
 }
 
+// Tensor indices past the leading dims: adjacent ones put the broadcast dims where the first
+// index was (x[:, i, j]), separated ones put them first (x[i, :, j]); a rank-2 mask after a
+// slice; index_put through the same layouts; a constant uint8 mask (a mask, not indices).
+TEST_P(Composite11, IndicesPastTheLeadingDims) {
+  using torch::indexing::Ellipsis;
+  using torch::indexing::Slice;
+  Tensor x = torch::randn({3, 4, 5, 6});
+  Tensor i = torch::tensor({{0L, 2L}, {1L, -1L}}), j = torch::tensor({4L, 0L});
+  check(
+      [](Tensor v, Tensor a, Tensor b) {
+        return v.index({Slice(), a, b});
+      },
+      {x, i, j}, "index_adjacent");
+  check(
+      [](Tensor v, Tensor a, Tensor b) {
+        return v.index({a, Slice(), b});
+      },
+      {x, i, j}, "index_separated");
+  check([](Tensor v, Tensor b) { return v.index({Ellipsis, b}); }, {x, j}, "index_ellipsis");
+  Tensor mask = torch::rand({4, 5}) > 0.5;
+  check([](Tensor v, Tensor m) { return v.index({Slice(), m}); }, {x, mask}, "index_mask_2d");
+  check(
+      [](Tensor v, Tensor a, Tensor b) {
+        v = v.clone();
+        v.index_put_({Slice(), a, b}, torch::arange(6).to(torch::kFloat));
+        return v;
+      },
+      {x, i, j}, "index_put_adjacent");
+  check(
+      [](Tensor v, Tensor a, Tensor b) {
+        v = v.clone();
+        v.index_put_({a, Slice(), b}, -1.5);
+        return v;
+      },
+      {x, i, j}, "index_put_separated");
+  check(
+      [](Tensor v, Tensor b) {
+        v = v.clone();
+        v.index_put_({Ellipsis, b}, 2.f);
+        return v;
+      },
+      {x, j}, "index_put_ellipsis");
+  check(
+      [](Tensor v) {
+        return v.index({torch::tensor({0, 1, 0}, torch::kByte)});
+      },
+      {x}, "index_uint8_constant_mask");
+  // index_select with a 0-d index keeps the dim; x.T of a 0-d tensor; einsum of bools.
+  check([](Tensor v, Tensor k) { return torch::index_select(v, 1, k); }, {x, torch::tensor(2L)},
+        "index_select_0d");
+  check([](Tensor v) { return v.numpy_T(); }, {torch::tensor(-4.f)}, "numpy_T_0d");
+  if (GetParam() >= 12)
+    check(
+        [](Tensor b) {
+          return std::make_tuple(torch::einsum("ij->ji", {b}), torch::einsum("ii->i", {b}));
+        },
+        {torch::rand({3, 3}) > 0.5}, "einsum_bool");
+}
+
 TEST_P(Composite11, Determinants) {
   Tensor m = torch::randn({3, 4, 4});
   check([](Tensor x) { return torch::linalg_det(x); }, {m}, "linalg_det", Tolerance{1e-3, 1e-4});

@@ -182,7 +182,9 @@ ir::Node* Converter::emit(const std::string& op_type, std::vector<ir::Value*> in
 }
 
 ir::Value* Converter::constant(const at::Tensor& t) {
-  return emit("Constant", {}, {{"value", t.detach().clone()}}, 1, "")->output();
+  ir::Value* v = emit("Constant", {}, {{"value", t.detach().clone()}}, 1, "")->output();
+  v->set_type(ir::TensorType::from_tensor(t));  // symbolics read constants' dtypes (masks)
+  return v;
 }
 
 namespace {
@@ -226,15 +228,14 @@ ir::Value* Converter::tensor_of(const jit::Value* v) {
     if (auto iv = constant_ivalue(v)) {
       out = constant(ivalue_to_tensor(*iv));
     } else {
+      // Each element reshaped to [1]: an int is 0-d, but a graph input that stands for an
+      // int may come as a tensor of one element ([1]), as torch.onnx passes it.
       std::vector<ir::Value*> parts;
-      auto axes = constant(at::tensor(std::vector<int64_t>{0}, at::kLong));
+      auto one = constant(at::tensor(std::vector<int64_t>{1}, at::kLong));
       for (const jit::Value* e : p->inputs()) {
         ir::Value* t = tensor_of(e);
         if (!t) fail(current_, "a list element is None");
-        if (cfg_.opset >= 13)
-          parts.push_back(emit("Unsqueeze", {t, axes}, {}, 1, "")->output());
-        else
-          parts.push_back(emit("Unsqueeze", {t}, {{"axes", ir::Ints{0}}}, 1, "")->output());
+        parts.push_back(emit("Reshape", {t, one}, {}, 1, "")->output());
       }
       out = emit("Concat", parts, {{"axis", int64_t{0}}}, 1, "")->output();
     }
@@ -260,9 +261,24 @@ std::vector<ir::Value*> Converter::tensor_list_of(const jit::Value* v) {
   if (p->kind() == c10::prim::Constant) {
     auto iv = jit::toIValue(v);
     std::vector<ir::Value*> out;
-    if (iv && iv->isTensorList())
+    if (iv && iv->isTensorList()) {
       for (const at::Tensor& t : iv->toTensorVector()) out.push_back(constant(t));
-    return out;
+      return out;
+    }
+    // A folded Tensor?[] (x[mask] with a constant mask): None entries stay null.
+    if (iv && iv->isList()) {
+      for (const c10::IValue& e : iv->toListRef()) {
+        if (e.isNone()) {
+          out.push_back(nullptr);
+        } else if (e.isTensor()) {
+          out.push_back(constant(e.toTensor()));
+        } else {
+          fail(current_, std::string("constant list %") + v->debugName() + " holds a " +
+                             e.tagKind() + " where a tensor or None was expected");
+        }
+      }
+      return out;
+    }
   }
   fail(current_, std::string("expected a list of tensors for %") + v->debugName() + " (of type " +
                      v->type()->annotation_str() + ", made by " + p->kind().toQualString() + ")");

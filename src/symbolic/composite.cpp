@@ -220,8 +220,10 @@ TONNX_SYMBOLIC("aten::einsum", 12, [](SymbolicContext& g) -> Outputs {
   eq.erase(std::remove(eq.begin(), eq.end(), ' '), eq.end());
   std::vector<Value*> xs = g.inputs_list(1);
   at::ScalarType dt = g.output_scalar_type();
-  for (Value*& x : xs) x = g.cast(x, dt);
-  return g.op("Einsum", xs, {{"equation", eq}});
+  // Einsum has no bool type: a bool result (a permutation or a diagonal) goes through int32.
+  at::ScalarType work = dt == at::kBool ? at::kInt : dt;
+  for (Value*& x : xs) x = g.cast(x, work);
+  return g.cast(g.op("Einsum", xs, {{"equation", eq}}), dt);
 });
 
 // tensordot(a, b, dims_a, dims_b): an Einsum over the contracted dims.
@@ -497,6 +499,7 @@ TONNX_SYMBOLIC("aten::pairwise_distance", 9, [](SymbolicContext& g) -> Outputs {
 // numpy_T (x.T): the dims reversed.
 TONNX_SYMBOLIC("aten::numpy_T", 9, [](SymbolicContext& g, Value* x) -> Outputs {
   int64_t rank = g.rank(0);
+  if (rank < 2) return g.op("Identity", {x});
   std::vector<int64_t> perm;
   for (int64_t d = rank - 1; d >= 0; --d) perm.push_back(d);
   return g.op("Transpose", {x}, {{"perm", perm}});

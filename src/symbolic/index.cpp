@@ -46,6 +46,42 @@ Value* index_rows(SymbolicContext& g, const std::vector<Value*>& idx,
   return g.op("Concat", stacked, {{"axis", int64_t{-1}}});
 }
 
+// Where the tensor indices of x[...] sit: the dims they index (a mask of rank r indexes r dims)
+// moved to the front by `perm`, in order, then the other dims; the first indexed dim; and
+// whether the tensor indices are adjacent in the index list.
+struct IndexLayout {
+  std::vector<int64_t> perm;
+  int64_t first_dim = -1;
+  bool adjacent = true;
+};
+IndexLayout index_layout(SymbolicContext& g, const std::vector<Value*>& idx, int64_t rank) {
+  IndexLayout l;
+  std::vector<bool> indexed(rank, false);
+  int64_t d = 0, last_entry = -1;
+  for (size_t e = 0; e < idx.size(); ++e) {
+    int64_t covers = 1;
+    if (idx[e]) {
+      auto t = idx[e]->type();
+      if (t && (t->dtype == ir::DType::Bool || t->dtype == ir::DType::UInt8)) {
+        if (!t->shape) g.fail("a bool mask index of unknown rank is not supported");
+        covers = static_cast<int64_t>(t->shape->size());
+      }
+      if (last_entry >= 0 && last_entry != static_cast<int64_t>(e) - 1) l.adjacent = false;
+      last_entry = static_cast<int64_t>(e);
+      if (l.first_dim < 0) l.first_dim = d;
+      for (int64_t k = 0; k < covers; ++k) {
+        if (d + k >= rank) g.fail("too many indices for a tensor of rank " + std::to_string(rank));
+        indexed[d + k] = true;
+        l.perm.push_back(d + k);
+      }
+    }
+    d += covers;
+  }
+  for (int64_t k = 0; k < rank; ++k)
+    if (!indexed[k]) l.perm.push_back(k);
+  return l;
+}
+
 // index(self, indices: Tensor?[]): None entries keep a dim.
 TONNX_SYMBOLIC("aten::index", 9, [](SymbolicContext& g) -> Outputs {
   Value* x = g.input(0);
@@ -56,65 +92,111 @@ TONNX_SYMBOLIC("aten::index", 9, [](SymbolicContext& g) -> Outputs {
     if (idx[i]) pos.push_back(static_cast<int64_t>(i));
   if (pos.empty()) return g.op("Identity", {x});
   auto dtype_of = [&](Value* v) { return v->type() ? v->type()->dtype : ir::DType::Int64; };
-  // One tensor index: Gather along its dim (a bool vector selects with NonZero).
+  // One tensor index: Gather along its dim (a bool vector selects with NonZero; a multi-dim
+  // mask on the leading dims is GatherND, past them the general path below).
   if (pos.size() == 1) {
     Value* i = idx[pos[0]];
-    if (dtype_of(i) == ir::DType::Bool || dtype_of(i) == ir::DType::UInt8) {
-      int64_t mrank =
-          i->type() && i->type()->shape ? static_cast<int64_t>(i->type()->shape->size()) : 1;
-      if (mrank > 1 || pos[0] != 0) {
-        if (pos[0] != 0) g.fail("a multi-dim bool mask after a None index is not supported");
-        if (g.opset() < 11) g.unsupported_below(11, "indexing with a bool mask");
-        return g.op("GatherND", {x, mask_to_indices(g, g.cast(i, at::kBool))});
-      }
-      i = squeeze(g, g.op("NonZero", {g.cast(i, at::kBool)}), {0});
-    }
-    return g.op("Gather", {x, g.cast(i, at::kLong)}, {{"axis", pos[0]}});
+    bool mask = dtype_of(i) == ir::DType::Bool || dtype_of(i) == ir::DType::UInt8;
+    int64_t mrank =
+        i->type() && i->type()->shape ? static_cast<int64_t>(i->type()->shape->size()) : 1;
+    if (!mask) return g.op("Gather", {x, g.cast(i, at::kLong)}, {{"axis", pos[0]}});
+    if (mrank == 1)
+      return g.op("Gather", {x, squeeze(g, g.op("NonZero", {g.cast(i, at::kBool)}), {0})},
+                  {{"axis", pos[0]}});
+    if (g.opset() < 11) g.unsupported_below(11, "indexing with a bool mask");
+    if (pos[0] == 0) return g.op("GatherND", {x, mask_to_indices(g, g.cast(i, at::kBool))});
   }
-  // Several int64 indices on the leading dims: GatherND with broadcast index rows.
-  for (size_t k = 0; k < pos.size(); ++k)
-    if (pos[k] != static_cast<int64_t>(k))
-      g.fail("tensor indices must be on consecutive leading dims (x[i, j], not x[:, i, :, j])");
+  // Several tensor indices: GatherND with broadcast index rows over the indexed dims, moved to
+  // the front first when they are not the leading ones.
   if (g.opset() < 11) g.unsupported_below(11, "indexing with several tensors");
-  (void)rank;
+  bool leading = true;
+  for (size_t k = 0; k < pos.size(); ++k) leading = leading && pos[k] == static_cast<int64_t>(k);
   int64_t dims = 0;
-  return g.op("GatherND", {x, index_rows(g, idx, pos, dims)});
+  if (leading) return g.op("GatherND", {x, index_rows(g, idx, pos, dims)});
+  IndexLayout l = index_layout(g, idx, rank);
+  Value* xt = g.op("Transpose", {x}, {{"perm", l.perm}});
+  Value* y = g.op("GatherND", {xt, index_rows(g, idx, pos, dims)});  // [B..., rest...]
+  // PyTorch puts the broadcast dims B where the first index was when the tensor indices are
+  // adjacent (x[:, i, j]), and first otherwise (x[i, :, j]).
+  if (!l.adjacent || l.first_dim == 0) return y;
+  auto out = g.output_type();
+  if (!out || !out->shape) g.fail("the rank of the result is not known");
+  int64_t out_rank = static_cast<int64_t>(out->shape->size());
+  int64_t nb = out_rank - (rank - dims);
+  std::vector<int64_t> perm;
+  for (int64_t j = 0; j < l.first_dim; ++j) perm.push_back(nb + j);
+  for (int64_t j = 0; j < nb; ++j) perm.push_back(j);
+  for (int64_t j = nb + l.first_dim; j < out_rank; ++j) perm.push_back(j);
+  return g.op("Transpose", {y}, {{"perm", perm}});
 });
 
-// index_put(self, indices, values, accumulate): ScatterND over the same index forms.
+// index_put(self, indices, values, accumulate): ScatterND over the same index forms. Indices
+// that are not on the leading dims scatter into x with the indexed dims moved to the front,
+// and the values are laid out as there (from PyTorch's layout of x[indices]).
 TONNX_SYMBOLIC("aten::index_put", 11, [](SymbolicContext& g) -> Outputs {
   Value* x = g.input(0);
   std::vector<Value*> idx = g.inputs_list(1);
   at::ScalarType dt = g.scalar_type(0);
   bool accumulate = g.b(3);
+  if (accumulate && g.opset() < 16)
+    g.unsupported_below(16, "index_put with accumulate=True (ScatterND reduction)");
   std::vector<int64_t> pos;
   for (size_t i = 0; i < idx.size(); ++i)
     if (idx[i]) pos.push_back(static_cast<int64_t>(i));
-  for (size_t k = 0; k < pos.size(); ++k)
-    if (pos[k] != static_cast<int64_t>(k))
-      g.fail("index_put supports tensor indices on the leading dims only");
+  if (pos.empty()) g.fail("index_put without a tensor index");
+  bool leading = true;
+  for (size_t k = 0; k < pos.size(); ++k) leading = leading && pos[k] == static_cast<int64_t>(k);
   Value* rows;
   int64_t indexed_dims = static_cast<int64_t>(pos.size());
-  if (pos.size() == 1 && idx[0]->type() && idx[0]->type()->dtype == ir::DType::Bool) {
+  if (pos.size() == 1 && pos[0] == 0 && idx[0]->type() &&
+      idx[0]->type()->dtype == ir::DType::Bool) {
     rows = mask_to_indices(g, idx[0]);
     // A mask indexes as many dims as it has.
     if (idx[0]->type()->shape) indexed_dims = static_cast<int64_t>(idx[0]->type()->shape->size());
   } else {
     rows = index_rows(g, idx, pos, indexed_dims);
   }
-  // updates must have shape rows.shape[:-1] + x.shape[indexed_dims:]
+  IndexLayout l;
+  Value* xt = x;
+  if (!leading) {
+    l = index_layout(g, idx, g.rank(0));
+    xt = g.op("Transpose", {x}, {{"perm", l.perm}});
+  }
+  // updates must have shape rows.shape[:-1] + xt.shape[indexed_dims:]
   Value* row_shape =
       g.op("Slice", {g.op("Shape", {rows}), g.constant_ints({0}), g.constant_ints({-1})});
-  Value* tail = g.op("Slice", {g.op("Shape", {x}), g.constant_ints({indexed_dims}),
+  Value* tail = g.op("Slice", {g.op("Shape", {xt}), g.constant_ints({indexed_dims}),
                                g.constant_ints({std::numeric_limits<int64_t>::max()})});
   Value* upd_shape = g.op("Concat", {row_shape, tail}, {{"axis", int64_t{0}}});
-  Value* values = g.op("Expand", {input_as(g, 2, dt), upd_shape});
-  if (accumulate) {
-    if (g.opset() < 16)
-      g.unsupported_below(16, "index_put with accumulate=True (ScatterND reduction)");
-    return g.op("ScatterND", {x, rows, values}, {{"reduction", "add"}});
+  Value* values;
+  if (!leading && l.adjacent && l.first_dim > 0) {
+    // PyTorch's layout puts the broadcast dims B after the first_dim leading dims.
+    int64_t nb = 0;
+    for (int64_t p : pos) {
+      auto t = idx[static_cast<size_t>(p)]->type();
+      bool mask = t && (t->dtype == ir::DType::Bool || t->dtype == ir::DType::UInt8);
+      if (!mask && (!t || !t->shape)) g.fail("the rank of an index is not known");
+      nb = std::max<int64_t>(nb, mask ? 1 : static_cast<int64_t>(t->shape->size()));
+    }
+    int64_t r = nb + g.rank(0) - indexed_dims;
+    std::vector<int64_t> to_torch, back(r);
+    for (int64_t j = 0; j < l.first_dim; ++j) to_torch.push_back(nb + j);
+    for (int64_t j = 0; j < nb; ++j) to_torch.push_back(j);
+    for (int64_t j = nb + l.first_dim; j < r; ++j) to_torch.push_back(j);
+    for (int64_t j = 0; j < r; ++j) back[to_torch[j]] = j;
+    Value* torch_shape = g.op("Gather", {upd_shape, g.constant_ints(to_torch)});
+    values = g.op("Expand", {input_as(g, 2, dt), torch_shape});
+    values = g.op("Transpose", {values}, {{"perm", back}});
+  } else {
+    values = g.op("Expand", {input_as(g, 2, dt), upd_shape});
   }
-  return g.op("ScatterND", {x, rows, values});
+  std::vector<ir::Attr> attrs;
+  if (accumulate) attrs.push_back({"reduction", "add"});
+  Value* y = g.op("ScatterND", {xt, rows, values}, attrs);
+  if (leading) return y;
+  std::vector<int64_t> inverse(l.perm.size());
+  for (size_t j = 0; j < l.perm.size(); ++j) inverse[l.perm[j]] = static_cast<int64_t>(j);
+  return g.op("Transpose", {y}, {{"perm", inverse}});
 });
 
 }  // namespace

@@ -182,6 +182,10 @@ TONNX_SYMBOLIC("aten::stack", 9,
 
 TONNX_SYMBOLIC(
     "aten::index_select", 9, [](SymbolicContext& g, Value* x, int64_t dim, Value* index) {
+      // A 0-d index selects one slice and keeps the dim (Gather would drop it).
+      auto t = g.type(2);
+      if (!t || !t->shape) g.fail("the rank of the index is not known");
+      if (t->shape->empty()) index = g.op("Reshape", {index, g.constant_ints({1})});
       return g.op("Gather", {x, g.cast(index, at::kLong)}, {{"axis", arg_dim(g, 0, dim)}});
     });
 // gather(self, dim, index, sparse_grad): GatherElements is opset 11.
