@@ -414,6 +414,16 @@ def forward(self, x, s, z, s2, z2):
       opset(), "fake_quantize_per_channel");
 }
 
+// A constant index list folds into one Tensor?[] constant: still an index (it was once read as
+// "no index" and exported as Identity, a silently different model).
+TEST_P(ParityOps11, ConstantIndexLists) {
+  check_script(R"(
+def forward(self, x):
+    return x[torch.tensor([True, False, True])], x[:, torch.tensor([0, 2])], x[torch.tensor([2, 0]), 1:]
+)",
+               {torch::randn({3, 4})}, opset(), "constant_index_lists");
+}
+
 // as_strided reads storage: exported for graph inputs and new tensors, refused for views.
 TEST_P(ParityOps11, AsStrided) {
   check_script(R"(

@@ -86,6 +86,7 @@ options:
   --keep-initializers-as-inputs  list initializers as graph inputs too (IR v3 style)
   --aten-fallback              ops without a symbolic become ATen nodes
   --training                   export in training mode (default: eval)
+  --preserve-training-mode     export in the module's own mode (train() or eval())
   --load-library PATH[,PATH]   TorchScript: load custom-op libraries first, as
                                torch.ops.load_library (torchvision's _C*.so for
                                torchvision::nms, roi_align)
@@ -107,7 +108,10 @@ ExportOptions export_options(const Args& a) {
   opt.export_params = !a.has("--no-export-params");
   opt.keep_initializers_as_inputs = a.has("--keep-initializers-as-inputs");
   if (a.has("--aten-fallback")) opt.operator_export_type = OperatorExportTypes::ONNX_ATEN_FALLBACK;
+  if (a.has("--training") && a.has("--preserve-training-mode"))
+    throw UsageError("--training and --preserve-training-mode exclude each other");
   if (a.has("--training")) opt.training = TrainingMode::TRAINING;
+  if (a.has("--preserve-training-mode")) opt.training = TrainingMode::PRESERVE;
   return opt;
 }
 
@@ -129,7 +133,8 @@ int cmd_export(const std::vector<std::string>& argv) {
   Spec spec{{"-o", "--output", "--input-shape", "--input-names", "--output-names", "--opset",
              "--seed", "--test-data", "--dynamic-axes", "--inputs", "--load-library"},
             {"--verbose", "--no-constant-folding", "--no-export-params",
-             "--keep-initializers-as-inputs", "--aten-fallback", "--training"},
+             "--keep-initializers-as-inputs", "--aten-fallback", "--training",
+             "--preserve-training-mode"},
             {}};
   Args a = parse_args(argv, spec);
   if (a.positional.size() != 1)

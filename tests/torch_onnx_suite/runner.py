@@ -336,6 +336,8 @@ def tonnx_export(model, args, f, opset_version=None, do_constant_folding=True,
         cmd.append("--keep-initializers-as-inputs")
     if training == torch.onnx.TrainingMode.TRAINING:
         cmd.append("--training")
+    elif training == torch.onnx.TrainingMode.PRESERVE:
+        cmd.append("--preserve-training-mode")
     if input_names:
         cmd += ["--input-names", ",".join(input_names)]
     if output_names:
