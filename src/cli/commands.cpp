@@ -130,12 +130,12 @@ int cmd_export(const std::vector<std::string>& argv) {
     std::cout << kExportHelp;
     return 0;
   }
-  Spec spec{{"-o", "--output", "--input-shape", "--input-names", "--output-names", "--opset",
-             "--seed", "--test-data", "--dynamic-axes", "--inputs", "--load-library"},
-            {"--verbose", "--no-constant-folding", "--no-export-params",
-             "--keep-initializers-as-inputs", "--aten-fallback", "--training",
-             "--preserve-training-mode"},
-            {}};
+  Spec spec{
+      {"-o", "--output", "--input-shape", "--input-names", "--output-names", "--opset", "--seed",
+       "--test-data", "--dynamic-axes", "--inputs", "--load-library"},
+      {"--verbose", "--no-constant-folding", "--no-export-params", "--keep-initializers-as-inputs",
+       "--aten-fallback", "--training", "--preserve-training-mode"},
+      {}};
   Args a = parse_args(argv, spec);
   if (a.positional.size() != 1)
     throw UsageError("expected one MODEL name, got " + std::to_string(a.positional.size()));
