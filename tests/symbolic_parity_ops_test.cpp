@@ -424,6 +424,24 @@ def forward(self, x):
                {torch::randn({3, 4})}, opset(), "constant_index_lists");
 }
 
+// Scalars computed at run time: baddbmm's beta and alpha, linspace's steps (an empty and a
+// one-step range too), and tril/triu's diagonal (Trilu takes it as an input from opset 14).
+TEST_P(ParityOps11, RuntimeScalars) {
+  Tensor s = torch::randn({2, 3, 5}), b1 = torch::randn({2, 3, 4}), b2 = torch::randn({2, 4, 5});
+  check_script(R"(
+def forward(self, s, b1, b2, a, n):
+    bb = torch.baddbmm(s, b1, b2, beta=float(a), alpha=float(a) * 2.0)
+    return bb, torch.linspace(-1.0, float(a), int(n)), torch.linspace(2.0, 3.0, int(n) - 5), torch.linspace(2.0, 3.0, int(n) - 4)
+)",
+               {s, b1, b2, torch::tensor(0.75), torch::tensor(5L)}, opset(), "runtime_scalars");
+  if (opset() < 14) return;
+  check_script(R"(
+def forward(self, x, k):
+    return torch.tril(x, int(k)), torch.triu(x, int(k) - 2)
+)",
+               {s, torch::tensor(1L)}, opset(), "runtime_diagonal");
+}
+
 // as_strided reads storage: exported for graph inputs and new tensors, refused for views.
 TEST_P(ParityOps11, AsStrided) {
   check_script(R"(

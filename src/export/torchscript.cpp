@@ -9,6 +9,7 @@
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 #include <torch/csrc/jit/passes/inliner.h>
 #include <torch/csrc/jit/passes/lower_tuples.h>
+#include <torch/csrc/jit/passes/peephole.h>
 #include <torch/script.h>
 
 #include <dlfcn.h>
@@ -31,6 +32,33 @@ namespace fs = std::filesystem;
 namespace jit = torch::jit;
 
 namespace {
+
+// aten::dim of a graph input: its rank, which dynamic axes never change.
+void fold_input_ranks(jit::Graph& g) {
+  for (jit::Value* in : g.inputs()) {
+    auto t = in->type()->cast<c10::TensorType>();
+    if (!t || !t->dim()) continue;
+    for (const jit::Use& u : in->uses()) {
+      jit::Node* n = u.user;
+      if (n->kind() != c10::aten::dim || n->inputs().size() != 1) continue;
+      jit::WithInsertPoint guard(n);
+      n->output()->replaceAllUsesWith(g.insertConstant(static_cast<int64_t>(*t->dim())));
+    }
+  }
+}
+
+// prim::unchecked_cast whose input already has the target type: uses of it read the input.
+void remove_identity_casts(jit::Block* b) {
+  for (auto it = b->nodes().begin(); it != b->nodes().end();) {
+    jit::Node* n = *it;
+    ++it;
+    for (jit::Block* sub : n->blocks()) remove_identity_casts(sub);
+    if (n->kind() != c10::prim::unchecked_cast) continue;
+    if (!n->input()->type()->isSubtypeOf(*n->output()->type())) continue;
+    n->output()->replaceAllUsesWith(n->input());
+    n->destroy();
+  }
+}
 
 using detail::first_line;
 
@@ -434,6 +462,13 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::I
                              c10::Symbol::scope(class_short_name(m.type()))));
   // Branches decided by the constants above (`if hx is None` in a scripted nn.LSTM called
   // without hx) go first: the other branch may hold optional tuples no lowering can flatten.
+  // The peephole pass decides `hx is None` for an hx that cannot be None (without its shape
+  // peepholes, which would freeze x.size() under dynamic axes); x.dim() of an input is its
+  // rank (nn.LSTMCell's batched check); a cast that refines a value to the type it already has
+  // (an Optional tuple known to be a tuple) is that value.
+  jit::PeepholeOptimize(g, /*disable_shape_peepholes=*/true);
+  fold_input_ranks(*g);
+  remove_identity_casts(g->block());
   jit::ConstantPropagation(g);
   jit::EliminateDeadCode(g);
   try {

@@ -426,10 +426,21 @@ TONNX_SYMBOLIC("aten::linspace", 9, [](SymbolicContext& g) -> Outputs {
   at::ScalarType dt = g.output_scalar_type();
   if (g.is_constant(0) && g.is_constant(1) && g.is_constant(2))
     return g.constant(at::linspace(g.f(0), g.f(1), g.i(2), at::TensorOptions().dtype(dt)));
-  if (!g.is_constant(2))
-    g.fail("linspace with a number of steps computed at run time is not supported");
   if (!at::isFloatingType(dt))
-    g.fail("linspace of integers with a start or end computed at run time is not supported");
+    g.fail("linspace of integers with a start, end or steps computed at run time is not supported");
+  if (!g.is_constant(2)) {
+    // steps computed at run time (opset 11): i = 0 .. steps - 1 by Range.
+    if (g.opset() < 11)
+      g.unsupported_below(11, "linspace with a number of steps computed at run time");
+    Value* a = input_as(g, 0, at::kDouble);
+    Value* b = input_as(g, 1, at::kDouble);
+    Value* n = g.cast(g.input(2), at::kDouble);
+    Value* one = g.constant_scalar(1, at::kDouble);
+    Value* i = g.op("Range", {g.constant_scalar(0, at::kDouble), n, one});
+    Value* denom = g.op("Max", {g.op("Sub", {n, one}), one});
+    Value* y = g.op("Add", {a, g.op("Mul", {g.op("Div", {i, denom}), g.op("Sub", {b, a})})});
+    return g.cast(y, dt);
+  }
   int64_t steps = g.i(2);
   if (steps < 0) g.fail("steps must not be negative, got " + std::to_string(steps));
   Value* a = input_as(g, 0, at::kDouble);

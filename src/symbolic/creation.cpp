@@ -70,10 +70,10 @@ TONNX_SYMBOLIC("aten::arange", 9, [](SymbolicContext& g) -> Outputs {
 // triu/tril(self, diagonal): Trilu from opset 14; before, a constant mask (static shapes).
 Outputs tri(SymbolicContext& g, bool upper) {
   Value* x = g.input(0);
-  int64_t k = g.i(1);
+  // Trilu takes k as an input: a diagonal computed at run time too.
   if (g.opset() >= 14)
-    return g.op("Trilu", {x, g.constant(at::scalar_tensor(k, at::kLong))},
-                {{"upper", int64_t{upper}}});
+    return g.op("Trilu", {x, input_as(g, 1, at::kLong)}, {{"upper", int64_t{upper}}});
+  int64_t k = g.i(1);
   std::vector<int64_t> s = g.sizes(0);
   if (s.size() < 2) g.fail("triu/tril need a tensor of rank >= 2");
   at::Tensor ones = at::ones({s[s.size() - 2], s.back()}, at::kBool);

@@ -544,17 +544,17 @@ TONNX_SYMBOLIC("aten::to", 9, cast_to_output);
 TONNX_SYMBOLIC("aten::type_as", 9, cast_to_output);
 TONNX_SYMBOLIC("aten::_to_copy", 9, cast_to_output);
 
-// baddbmm(self, batch1, batch2, beta, alpha) = beta * self + alpha * batch1 @ batch2
-TONNX_SYMBOLIC("aten::baddbmm", 9,
-               [](SymbolicContext& g, Value* self, Value* b1, Value* b2, double beta,
-                  double alpha) -> Outputs {
-                 at::ScalarType dt = g.output_scalar_type();
-                 Value* mm = g.op("MatMul", {b1, b2});
-                 if (alpha != 1) mm = g.op("Mul", {mm, g.constant_scalar(alpha, dt)});
-                 if (beta == 0) return mm;
-                 Value* s = beta == 1 ? self : g.op("Mul", {self, g.constant_scalar(beta, dt)});
-                 return g.op("Add", {s, mm});
-               });
+// baddbmm(self, batch1, batch2, beta, alpha) = beta * self + alpha * batch1 @ batch2; beta and
+// alpha may be computed at run time.
+TONNX_SYMBOLIC("aten::baddbmm", 9, [](SymbolicContext& g) -> Outputs {
+  at::ScalarType dt = g.output_scalar_type();
+  Value* mm = g.op("MatMul", {g.input(1), g.input(2)});
+  bool alpha_known = g.is_constant(4), beta_known = g.is_constant(3);
+  if (!alpha_known || g.f(4) != 1) mm = g.op("Mul", {mm, input_as(g, 4, dt)});
+  if (beta_known && g.f(3) == 0) return mm;  // self is ignored, NaN and inf included
+  Value* s = beta_known && g.f(3) == 1 ? g.input(0) : g.op("Mul", {g.input(0), input_as(g, 3, dt)});
+  return g.op("Add", {s, mm});
+});
 
 }  // namespace
 }  // namespace tonnx::sym
