@@ -442,6 +442,21 @@ def forward(self, x, k):
                {s, torch::tensor(1L)}, opset(), "runtime_diagonal");
 }
 
+// arange(..., out=t): t's contents and shape become the result, in t's dtype.
+TEST_P(ParityOps11, ArangeOut) {
+  check_script(R"(
+def forward(self, x, n):
+    a = torch.zeros([3])
+    torch.arange(5, out=a)
+    b = x.clone()
+    torch.arange(1.0, 3.0, 0.5, out=b)
+    c = torch.zeros([2], dtype=4)
+    torch.arange(int(n), out=c)
+    return a * 2, b, x, c
+)",
+               {torch::randn({4}), torch::tensor(6L)}, opset(), "arange_out");
+}
+
 // as_strided reads storage: exported for graph inputs and new tensors, refused for views.
 TEST_P(ParityOps11, AsStrided) {
   check_script(R"(

@@ -12,6 +12,7 @@
 #include <torch/csrc/jit/ir/ir.h>
 
 #include <algorithm>
+#include <set>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -324,13 +325,18 @@ class Functionalizer {
   void handle_write(jit::Node* n) {
     std::vector<size_t> written = written_args(n);
     if (written.empty()) return;
-    if (written.size() > 1 || written[0] != 0)
+    // out= is followed where its symbolic reads the out= overload (arange(..., out=t): t's
+    // contents, and shape, become the result).
+    static const std::set<std::string> kOutForms = {"aten::arange"};
+    bool out_form = written.size() == 1 && kOutForms.count(n->kind().toQualString()) &&
+                    n->schema().arguments()[written[0]].name() == "out";
+    if (!out_form && (written.size() > 1 || written[0] != 0))
       fail(n, "the op writes into its argument " + std::to_string(written.back()) +
                   " (an out= or multi-output in-place variant); tonnx exports in-place ops "
                   "that write into their first argument. Use the functional form");
     if (n->outputs().size() != 1 || !is_tensor(n->output()))
       fail(n, "the in-place op has no tensor result to export as its new contents");
-    jit::Value* self = n->input(0);
+    jit::Value* self = n->input(written[0]);
     jit::Value* updated = n->output();
     Alias a = alias_of(self);
     if (!a.other.empty())

@@ -1,5 +1,7 @@
 // Creation ops (arange, zeros, ones, full, empty, tensor, scalar_tensor), triu/tril,
 // topk/sort, where the trace knows everything they need.
+#include <torch/csrc/jit/ir/ir.h>
+
 #include "symbolic/helpers.h"
 
 namespace tonnx::sym {
@@ -42,11 +44,18 @@ TONNX_SYMBOLIC("aten::tensor", 9, [](SymbolicContext& g) -> Outputs {
   return g.cast(g.input(0), g.output_scalar_type());
 });
 
-// arange: end | start, end | start, end, step (+ dtype, layout, device, pin_memory).
+// arange: end | start, end | start, end, step (+ dtype, layout, device, pin_memory), or the
+// out= forms (end, out) and (start, end, step, out), in out's dtype.
 TONNX_SYMBOLIC("aten::arange", 9, [](SymbolicContext& g) -> Outputs {
   at::ScalarType dt = g.output_scalar_type();
   size_t n = g.num_inputs();
-  size_t nargs = n == 5 ? 1 : n == 6 ? 2 : 3;  // the tensor-options tail has 4 entries
+  const c10::FunctionSchema* schema = g.node()->maybeSchema();
+  std::string overload = schema ? schema->overload_name() : "";
+  size_t nargs = overload == "out"         ? 1
+                 : overload == "start_out" ? 3
+                 : n == 5                  ? 1
+                 : n == 6                  ? 2
+                                           : 3;  // the tensor-options tail has 4 entries
   bool constant = true;
   for (size_t i = 0; i < nargs; ++i) constant = constant && g.is_constant(i);
   double start = 0, step = 1, end;
