@@ -457,6 +457,25 @@ def forward(self, x, n):
                {torch::randn({4}), torch::tensor(6L)}, opset(), "arange_out");
 }
 
+// Lists in scripted code: slices of an int list (x.shape[1:], bounds computed at run time
+// too) and of a tensor list, list() copies; warnings are dropped; set_ takes the source.
+TEST_P(ParityOps11, ListSlicesAndScriptPlumbing) {
+  check_script(R"(
+def forward(self, x, y, n):
+    k = int(n)
+    t = list(x.size()[1:])
+    z = x.new_zeros(t + y.shape[k:])
+    parts = [x, x * 2, x * 3, x * 4]
+    q = parts[1:]
+    r = parts[-1:0:-2]
+    torch.warn("a warning", 2)
+    w = x.clone().set_(y)
+    return z, q[0] + q[2], r[0] - r[1], list(parts[:2])[1], w
+)",
+               {torch::randn({2, 3, 4}), torch::randn({5, 6}), torch::tensor(1L)}, opset(),
+               "list_slices");
+}
+
 // as_strided reads storage: exported for graph inputs and new tensors, refused for views.
 TEST_P(ParityOps11, AsStrided) {
   check_script(R"(

@@ -1,6 +1,8 @@
 // Helpers shared by the symbolic functions (helpers.h).
 #include "symbolic/helpers.h"
 
+#include <torch/csrc/jit/ir/ir.h>
+
 namespace tonnx::sym {
 
 Value* input_as(SymbolicContext& g, size_t i, at::ScalarType dtype) {
@@ -81,6 +83,15 @@ Value* equal(SymbolicContext& g, Value* a, Value* b, at::ScalarType dtype) {
   Value* ordered = g.op("Or", {g.op("Less", {a, b}), g.op("Greater", {a, b})});
   Value* nan = g.op("Or", {g.op("IsNaN", {a}), g.op("IsNaN", {b})});
   return g.op("Not", {g.op("Or", {ordered, nan})});
+}
+
+bool is_tensor_list(SymbolicContext& g, size_t i) {
+  if (i >= g.node()->inputs().size()) return false;
+  auto lt = g.node()->input(i)->type()->cast<c10::ListType>();
+  if (!lt) return false;
+  c10::TypePtr e = lt->getElementType();
+  if (auto o = e->cast<c10::OptionalType>()) e = o->getElementType();
+  return e->kind() == c10::TypeKind::TensorType;
 }
 
 }  // namespace tonnx::sym

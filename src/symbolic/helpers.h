@@ -40,4 +40,7 @@ std::vector<Value*> split_sizes(SymbolicContext& g, Value* x, const std::vector<
 // compared as !(a < b) && !(a > b) && neither is NaN.
 Value* equal(SymbolicContext& g, Value* a, Value* b, at::ScalarType dtype);
 
+// Whether input i of the aten node is a list of tensors (Tensor[] or Tensor?[]).
+bool is_tensor_list(SymbolicContext& g, size_t i);
+
 }  // namespace tonnx::sym

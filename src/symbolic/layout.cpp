@@ -96,7 +96,19 @@ TONNX_SYMBOLIC("prim::tolist", 9, [](SymbolicContext& g) -> Outputs {
   if (g.rank(0) != 1)
     g.fail("tolist() of a tensor of rank " + std::to_string(g.rank(0)) +
            " makes a nested list, which ONNX cannot hold; only 1-D works");
-  return g.op("Identity", {g.input(0)});
+  Value* y = g.op("Identity", {g.input(0)});
+  y->set_type(
+      ir::TensorType{ir::dtype_from_scalar_type(g.scalar_type(0)), std::vector<ir::Dim>(1)});
+  return y;
+});
+
+// set_(self, source): self takes source's contents and shape (the write is followed by the
+// functionalization pass, like other in-place ops).
+TONNX_SYMBOLIC("aten::set_", 9, [](SymbolicContext& g) -> Outputs {
+  if (g.num_inputs() != 2 || g.arg_type(1) != "Tensor")
+    g.fail("only set_(source) with a tensor source is supported (not storage forms)");
+  if (g.scalar_type(0) != g.scalar_type(1)) g.fail("set_ needs a source of self's dtype");
+  return g.op("Identity", {g.input(1)});
 });
 
 }  // namespace

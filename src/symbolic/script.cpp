@@ -137,5 +137,14 @@ TONNX_SYMBOLIC("aten::__derive_index", 9, [](SymbolicContext& g) -> Outputs {
                       g.op("Mul", {input_as(g, 0, at::kLong), input_as(g, 2, at::kLong)})});
 });
 
+// warnings.warn(...) in scripted code (F.kl_div's reduction='mean'): nothing to export.
+TONNX_SYMBOLIC("aten::warn", 9, [](SymbolicContext&) -> Outputs { return std::vector<Value*>{}; });
+
+// list(l): a copy of a list; lists are values in ONNX, so the same list.
+TONNX_SYMBOLIC("aten::list", 9, [](SymbolicContext& g) -> Outputs {
+  if (is_tensor_list(g, 0)) return g.inputs_list(0);
+  return g.op("Identity", {g.input(0)});
+});
+
 }  // namespace
 }  // namespace tonnx::sym

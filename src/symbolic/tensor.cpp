@@ -242,7 +242,44 @@ Value* int_1d(SymbolicContext& g, size_t i) {
 }
 
 // slice(self, dim, start, end, step): start/end may be None, out of range, or computed.
+// Python's l[start:end:step] on a list (aten::slice.t): an int[] or float[] is one 1-D tensor,
+// sliced along axis 0; a Tensor[] is sliced at export, with constant bounds.
+Outputs list_slice(SymbolicContext& g) {
+  int64_t step = g.i(3);
+  if (step == 0) g.fail("slice step cannot be zero");
+  if (is_tensor_list(g, 0)) {
+    std::vector<Value*> items = g.inputs_list(0);
+    int64_t n = static_cast<int64_t>(items.size());
+    if (!(g.is_none(1) || g.is_constant(1)) || !(g.is_none(2) || g.is_constant(2)))
+      g.fail("slicing a list of tensors at bounds computed at run time is not supported");
+    // Python's slice indices: clamp into range, negative from the end.
+    auto bound = [&](size_t i, int64_t dflt) {
+      if (g.is_none(i)) return dflt;
+      int64_t v = g.i(i);
+      if (v < 0) v += n;
+      return step > 0 ? std::clamp<int64_t>(v, 0, n) : std::clamp<int64_t>(v, -1, n - 1);
+    };
+    int64_t start = bound(1, step > 0 ? 0 : n - 1), end = bound(2, step > 0 ? n : -1);
+    std::vector<Value*> out;
+    for (int64_t k = start; step > 0 ? k < end : k > end; k += step) out.push_back(items[k]);
+    return out;
+  }
+  if (step < 0) g.fail("slicing an int list with a negative step is not supported");
+  Value* l = g.input(0);
+  bool known = (g.is_none(1) || g.is_constant(1)) && (g.is_none(2) || g.is_constant(2));
+  if (known)
+    return slice(g, l, 0, g.is_none(1) ? 0 : g.i(1), g.is_none(2) ? kInt64Max : g.i(2), step);
+  if (g.opset() < 10) g.unsupported_below(10, "slicing with bounds computed at run time");
+  Value* start = g.is_none(1) ? g.constant_ints({0}) : int_1d(g, 1);
+  Value* end = g.is_none(2) ? g.constant_ints({kInt64Max}) : int_1d(g, 2);
+  std::vector<Value*> in{l, start, end, g.constant_ints({0})};
+  if (step != 1) in.push_back(g.constant_ints({step}));
+  return g.op("Slice", in);
+}
+
 TONNX_SYMBOLIC("aten::slice", 9, [](SymbolicContext& g) -> Outputs {
+  const c10::FunctionSchema* schema = g.node()->maybeSchema();
+  if (schema && schema->overload_name() == "t") return list_slice(g);
   int64_t dim = arg_dim(g, 0, g.i(1));
   int64_t step = g.i(4);
   if (step <= 0) g.fail("slice step must be positive, got " + std::to_string(step));
