@@ -178,7 +178,7 @@ TEST(ScriptedOps, ScalarPlumbing) {
   const std::string script = R"JIT(
 def forward(self, x, y):
     s = x.size()
-    n = len(s) + x.dim()
+    n = len(s) + (x * 2).dim()
     k = min(s[0], s[1]) + max(s[0], 2)
     pos = bool((x > 0).any()) and not bool((x > 100).all())
     neg = bool((x < -100).any()) or bool((x < 100).all())

@@ -131,7 +131,7 @@ def forward(self, x, t):
                {logp, t}, opset(), "kl_div");
   check_script(R"(
 def forward(self, x, i):
-    return torch.true_divide(i, 4), torch.true_divide(x, i)
+    return torch.true_divide(i, 4), torch.true_divide(x, i), torch.div(i, 3)
 )",
                {torch::tensor({-3.f, -0.5f, 0.f, 2.f, kInf, kNan}),
                 torch::tensor({7L, -3L, 2L, 0L, 1L, 5L})},
@@ -207,7 +207,9 @@ def forward(self, x, i):
     d = x.new_zeros([2, 3]).fill_(i[0])
     e = torch.as_tensor(i, dtype=6) * 0.5
     f = x * x[0, 1].item()
-    return a, b, d, e, f, torch.fill(i, 7)
+    g, m = torch.native_dropout(x, 0.5, False)
+    l: List[int] = i.tolist()
+    return a, b, d, e, f, torch.fill(i, 7), g, m, x * l[1]
 )",
                {x, torch::tensor({3L, -1L})}, opset(), "small_ops");
   check_script(R"(
@@ -305,7 +307,8 @@ def forward(self, w, idx, off, psw, off_last):
     d = torch.embedding_bag(w, idx, off, False, 0, False, psw, True, None)[0]
     e = torch.embedding_bag(w, idx, off, False, 1, False, None, False, 4)[0]
     f = torch.embedding_bag(w, idx, off_last, False, 2, False, None, True, 4)[0]
-    return a, b, c, d, e, f
+    g = torch._embedding_bag(w, idx, off, False, 1, False, None, False, -1)[0]
+    return a, b, c, d, e, f, g
 )",
                {w, idx, off, psw, off_last}, opset(), "embedding_bag_offsets");
   // F.embedding_bag of 2-D indices [bags, n]: flattened, with offsets 0, n, 2n...

@@ -9,7 +9,6 @@
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 #include <torch/csrc/jit/passes/inliner.h>
 #include <torch/csrc/jit/passes/lower_tuples.h>
-#include <torch/csrc/jit/passes/peephole.h>
 #include <torch/script.h>
 
 #include <dlfcn.h>
@@ -47,13 +46,29 @@ void fold_input_ranks(jit::Graph& g) {
   }
 }
 
-// prim::unchecked_cast whose input already has the target type: uses of it read the input.
+// `t is None` / `t is not None` on a tuple or list (never None): a constant.
+void fold_container_none_checks(jit::Block* b) {
+  for (jit::Node* n : b->nodes()) {
+    for (jit::Block* sub : n->blocks()) fold_container_none_checks(sub);
+    bool is = n->kind() == c10::aten::__is__, isnot = n->kind() == c10::aten::__isnot__;
+    if ((!is && !isnot) || n->inputs().size() != 2) continue;
+    c10::TypeKind k = n->input(0)->type()->kind();
+    bool container = k == c10::TypeKind::TupleType || k == c10::TypeKind::ListType;
+    if (!container || n->input(1)->type()->kind() != c10::TypeKind::NoneType) continue;
+    jit::WithInsertPoint guard(n);
+    n->output()->replaceAllUsesWith(n->owningGraph()->insertConstant(isnot));
+  }
+}
+
+// prim::unchecked_cast of a tuple whose input already has the target type: uses of it read
+// the input.
 void remove_identity_casts(jit::Block* b) {
   for (auto it = b->nodes().begin(); it != b->nodes().end();) {
     jit::Node* n = *it;
     ++it;
     for (jit::Block* sub : n->blocks()) remove_identity_casts(sub);
     if (n->kind() != c10::prim::unchecked_cast) continue;
+    if (n->input()->type()->kind() != c10::TypeKind::TupleType) continue;
     if (!n->input()->type()->isSubtypeOf(*n->output()->type())) continue;
     n->output()->replaceAllUsesWith(n->input());
     n->destroy();
@@ -462,11 +477,11 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::I
                              c10::Symbol::scope(class_short_name(m.type()))));
   // Branches decided by the constants above (`if hx is None` in a scripted nn.LSTM called
   // without hx) go first: the other branch may hold optional tuples no lowering can flatten.
-  // The peephole pass decides `hx is None` for an hx that cannot be None (without its shape
-  // peepholes, which would freeze x.size() under dynamic axes); x.dim() of an input is its
-  // rank (nn.LSTMCell's batched check); a cast that refines a value to the type it already has
-  // (an Optional tuple known to be a tuple) is that value.
-  jit::PeepholeOptimize(g, /*disable_shape_peepholes=*/true);
+  // `hx is None` for a tuple hx (nn.LSTM given a state) is decided here, x.dim() of an input
+  // is its rank (nn.LSTMCell's batched check), and a cast that refines a tuple to the type it
+  // already has goes: the branches they decide may hold tuples no lowering can flatten.
+  // (Tensors keep their checks: the symbolics export them.)
+  fold_container_none_checks(g->block());
   fold_input_ranks(*g);
   remove_identity_casts(g->block());
   jit::ConstantPropagation(g);

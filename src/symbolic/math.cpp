@@ -51,7 +51,6 @@ Outputs div(SymbolicContext& g) {
   return g.cast(q, dt);
 }
 TONNX_SYMBOLIC("aten::div", 9, div);
-TONNX_SYMBOLIC("aten::true_divide", 9, div);
 
 // ---- Unary ops: one table. The input is converted to the result's type first (sqrt of an
 // int tensor is a float tensor in PyTorch; ONNX's Sqrt needs a float input).
