@@ -189,7 +189,7 @@ def forward(self, x, y):
     if (pos & neg) | (neg & pos):
         out = out * 2
     out = out + torch.full([s[0], 4], x.mean())
-    z: Optional[Tensor] = y
+    z: Optional[Tensor] = y * 1.0
     if z is not None:
         out = out + z
     if z is None:

@@ -46,15 +46,20 @@ void fold_input_ranks(jit::Graph& g) {
   }
 }
 
-// `t is None` / `t is not None` on a tuple or list (never None): a constant.
-void fold_container_none_checks(jit::Block* b) {
+// `v is None` / `v is not None` on a tuple or list, or on a tensor given as a graph input
+// (never None): a constant, so the branch it guards (F.embedding_bag's 2-D path when offsets
+// are given) is never converted.
+void fold_known_none_checks(jit::Block* b) {
   for (jit::Node* n : b->nodes()) {
-    for (jit::Block* sub : n->blocks()) fold_container_none_checks(sub);
+    for (jit::Block* sub : n->blocks()) fold_known_none_checks(sub);
     bool is = n->kind() == c10::aten::__is__, isnot = n->kind() == c10::aten::__isnot__;
     if ((!is && !isnot) || n->inputs().size() != 2) continue;
-    c10::TypeKind k = n->input(0)->type()->kind();
-    bool container = k == c10::TypeKind::TupleType || k == c10::TypeKind::ListType;
-    if (!container || n->input(1)->type()->kind() != c10::TypeKind::NoneType) continue;
+    const jit::Value* v = n->input(0);
+    c10::TypeKind k = v->type()->kind();
+    bool known = k == c10::TypeKind::TupleType || k == c10::TypeKind::ListType ||
+                 (k == c10::TypeKind::TensorType && v->node()->kind() == c10::prim::Param &&
+                  v->node()->owningBlock() == v->owningGraph()->block());
+    if (!known || n->input(1)->type()->kind() != c10::TypeKind::NoneType) continue;
     jit::WithInsertPoint guard(n);
     n->output()->replaceAllUsesWith(n->owningGraph()->insertConstant(isnot));
   }
@@ -477,11 +482,12 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::I
                              c10::Symbol::scope(class_short_name(m.type()))));
   // Branches decided by the constants above (`if hx is None` in a scripted nn.LSTM called
   // without hx) go first: the other branch may hold optional tuples no lowering can flatten.
-  // `hx is None` for a tuple hx (nn.LSTM given a state) is decided here, x.dim() of an input
-  // is its rank (nn.LSTMCell's batched check), and a cast that refines a tuple to the type it
-  // already has goes: the branches they decide may hold tuples no lowering can flatten.
-  // (Tensors keep their checks: the symbolics export them.)
-  fold_container_none_checks(g->block());
+  // `hx is None` for a tuple hx (nn.LSTM given a state) or for an input is decided here,
+  // x.dim() of an input is its rank (nn.LSTMCell's batched check), and a cast that refines a
+  // tuple to the type it already has goes: the branches they decide may hold tuples no
+  // lowering can flatten, or code for other ranks. (Other tensors keep their checks: the
+  // symbolics export them.)
+  fold_known_none_checks(g->block());
   fold_input_ranks(*g);
   remove_identity_casts(g->block());
   jit::ConstantPropagation(g);
