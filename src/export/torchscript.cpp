@@ -157,7 +157,7 @@ class AttrResolver {
   AttrResolver(jit::Graph& g, jit::Value* self, const c10::intrusive_ptr<c10::ivalue::Object>& root,
                const std::unordered_map<const c10::TensorImpl*, size_t>& param_index,
                size_t first_param_input)
-      : g_(g), self_(self), param_index_(param_index), first_param_(first_param_input) {
+      : g_(g), param_index_(param_index), first_param_(first_param_input) {
     objects_[self] = {c10::IValue(root), ""};
   }
 
@@ -257,7 +257,6 @@ class AttrResolver {
   }
 
   jit::Graph& g_;
-  jit::Value* self_;
   const std::unordered_map<const c10::TensorImpl*, size_t>& param_index_;
   size_t first_param_;
   std::unordered_map<const jit::Value*, Obj> objects_;
