@@ -3,11 +3,16 @@
 
 #include <ATen/ATen.h>
 
+#include <limits>
+
 #include "tonnx/symbolic.h"
 
 namespace tonnx::sym {
 
 using ir::Value;
+
+// "To the end" for Slice's ends.
+constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 
 // Input i as a tensor of `dtype`: a constant scalar is emitted with that type directly,
 // anything else is cast when its traced type differs.

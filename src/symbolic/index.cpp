@@ -4,6 +4,12 @@
 namespace tonnx::sym {
 namespace {
 
+// A bool or uint8 index is a mask (torch indexes with its nonzero() coordinates).
+bool is_mask(const Value* v) {
+  auto t = v->type();
+  return t && (t->dtype == ir::DType::Bool || t->dtype == ir::DType::UInt8);
+}
+
 // Turns a bool mask into int64 index rows: NonZero gives [rank, n]; GatherND wants [n, rank].
 Value* mask_to_indices(SymbolicContext& g, Value* mask) {
   return g.op("Transpose", {g.op("NonZero", {mask})}, {{"perm", ir::Ints{1, 0}}});
@@ -21,8 +27,7 @@ Value* index_rows(SymbolicContext& g, const std::vector<Value*>& idx,
   for (int64_t p : pos) {
     Value* i = idx[static_cast<size_t>(p)];
     auto t = i->type();
-    bool mask = t && (t->dtype == ir::DType::Bool || t->dtype == ir::DType::UInt8);
-    if (!mask) {
+    if (!is_mask(i)) {
       cols.push_back(g.cast(i, at::kLong));
       ++dims;
       continue;
@@ -62,7 +67,7 @@ IndexLayout index_layout(SymbolicContext& g, const std::vector<Value*>& idx, int
     int64_t covers = 1;
     if (idx[e]) {
       auto t = idx[e]->type();
-      if (t && (t->dtype == ir::DType::Bool || t->dtype == ir::DType::UInt8)) {
+      if (is_mask(idx[e])) {
         if (!t->shape) g.fail("a bool mask index of unknown rank is not supported");
         covers = static_cast<int64_t>(t->shape->size());
       }
@@ -82,6 +87,16 @@ IndexLayout index_layout(SymbolicContext& g, const std::vector<Value*>& idx, int
   return l;
 }
 
+// The permutation from [B (nb dims), first_dim dims, rest] (GatherND's layout over x with the
+// indexed dims in front) to PyTorch's [first_dim dims, B, rest], for a result of rank r.
+std::vector<int64_t> broadcast_dims_to_torch(int64_t nb, int64_t first_dim, int64_t r) {
+  std::vector<int64_t> perm;
+  for (int64_t j = 0; j < first_dim; ++j) perm.push_back(nb + j);
+  for (int64_t j = 0; j < nb; ++j) perm.push_back(j);
+  for (int64_t j = nb + first_dim; j < r; ++j) perm.push_back(j);
+  return perm;
+}
+
 // index(self, indices: Tensor?[]): None entries keep a dim.
 TONNX_SYMBOLIC("aten::index", 9, [](SymbolicContext& g) -> Outputs {
   Value* x = g.input(0);
@@ -91,12 +106,11 @@ TONNX_SYMBOLIC("aten::index", 9, [](SymbolicContext& g) -> Outputs {
   for (size_t i = 0; i < idx.size(); ++i)
     if (idx[i]) pos.push_back(static_cast<int64_t>(i));
   if (pos.empty()) return g.op("Identity", {x});
-  auto dtype_of = [&](Value* v) { return v->type() ? v->type()->dtype : ir::DType::Int64; };
   // One tensor index: Gather along its dim (a bool vector selects with NonZero; a multi-dim
   // mask on the leading dims is GatherND, past them the general path below).
   if (pos.size() == 1) {
     Value* i = idx[pos[0]];
-    bool mask = dtype_of(i) == ir::DType::Bool || dtype_of(i) == ir::DType::UInt8;
+    bool mask = is_mask(i);
     int64_t mrank =
         i->type() && i->type()->shape ? static_cast<int64_t>(i->type()->shape->size()) : 1;
     if (!mask) return g.op("Gather", {x, g.cast(i, at::kLong)}, {{"axis", pos[0]}});
@@ -123,11 +137,7 @@ TONNX_SYMBOLIC("aten::index", 9, [](SymbolicContext& g) -> Outputs {
   if (!out || !out->shape) g.fail("the rank of the result is not known");
   int64_t out_rank = static_cast<int64_t>(out->shape->size());
   int64_t nb = out_rank - (rank - dims);
-  std::vector<int64_t> perm;
-  for (int64_t j = 0; j < l.first_dim; ++j) perm.push_back(nb + j);
-  for (int64_t j = 0; j < nb; ++j) perm.push_back(j);
-  for (int64_t j = nb + l.first_dim; j < out_rank; ++j) perm.push_back(j);
-  return g.op("Transpose", {y}, {{"perm", perm}});
+  return g.op("Transpose", {y}, {{"perm", broadcast_dims_to_torch(nb, l.first_dim, out_rank)}});
 });
 
 // index_put(self, indices, values, accumulate): ScatterND over the same index forms. Indices
@@ -166,7 +176,7 @@ TONNX_SYMBOLIC("aten::index_put", 11, [](SymbolicContext& g) -> Outputs {
   Value* row_shape =
       g.op("Slice", {g.op("Shape", {rows}), g.constant_ints({0}), g.constant_ints({-1})});
   Value* tail = g.op("Slice", {g.op("Shape", {xt}), g.constant_ints({indexed_dims}),
-                               g.constant_ints({std::numeric_limits<int64_t>::max()})});
+                               g.constant_ints({kInt64Max})});
   Value* upd_shape = g.op("Concat", {row_shape, tail}, {{"axis", int64_t{0}}});
   Value* values;
   if (!leading && l.adjacent && l.first_dim > 0) {
@@ -174,15 +184,12 @@ TONNX_SYMBOLIC("aten::index_put", 11, [](SymbolicContext& g) -> Outputs {
     int64_t nb = 0;
     for (int64_t p : pos) {
       auto t = idx[static_cast<size_t>(p)]->type();
-      bool mask = t && (t->dtype == ir::DType::Bool || t->dtype == ir::DType::UInt8);
+      bool mask = is_mask(idx[static_cast<size_t>(p)]);
       if (!mask && (!t || !t->shape)) g.fail("the rank of an index is not known");
       nb = std::max<int64_t>(nb, mask ? 1 : static_cast<int64_t>(t->shape->size()));
     }
     int64_t r = nb + g.rank(0) - indexed_dims;
-    std::vector<int64_t> to_torch, back(r);
-    for (int64_t j = 0; j < l.first_dim; ++j) to_torch.push_back(nb + j);
-    for (int64_t j = 0; j < nb; ++j) to_torch.push_back(j);
-    for (int64_t j = nb + l.first_dim; j < r; ++j) to_torch.push_back(j);
+    std::vector<int64_t> to_torch = broadcast_dims_to_torch(nb, l.first_dim, r), back(r);
     for (int64_t j = 0; j < r; ++j) back[to_torch[j]] = j;
     Value* torch_shape = g.op("Gather", {upd_shape, g.constant_ints(to_torch)});
     values = g.op("Expand", {input_as(g, 2, dt), torch_shape});

@@ -8,8 +8,6 @@
 namespace tonnx::sym {
 namespace {
 
-constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
-
 // Unique (opset 11) of the flattened input, or along `axis`. Returns (values, inverse,
 // counts); inverse in `inverse_shape` (the input's shape for the flattened form). Outputs
 // that the aten op was not asked for stay unbound, so a use of them fails the export.

@@ -9,8 +9,6 @@
 namespace tonnx::sym {
 namespace {
 
-constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
-
 TONNX_SYMBOLIC("aten::transpose", 9,
                [](SymbolicContext& g, Value* x, int64_t d0, int64_t d1) -> Outputs {
                  int64_t rank = g.rank(0);

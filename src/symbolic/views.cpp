@@ -8,8 +8,6 @@
 namespace tonnx::sym {
 namespace {
 
-constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
-
 // copy_(self, src, non_blocking): src in self's dtype, broadcast to self's shape.
 TONNX_SYMBOLIC("aten::copy_", 9, [](SymbolicContext& g) -> Outputs {
   Value* src = input_as(g, 1, g.scalar_type(0));
