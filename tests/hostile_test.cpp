@@ -600,6 +600,15 @@ TEST(Hostile, RandomOpAttributes) {
   expect_error([&] { multinomial.run({torch::ones({4})}); }, "input must be a 2-D floating-point");
 }
 
+// Unique along an axis of length 0: the other dims of an empty input may be huge.
+TEST(Hostile, UniqueOfEmptyInputWithHugeDims) {
+  onnx::ModelProto u = model("Unique", {"x"});
+  attr_i(u.mutable_graph()->mutable_node(0), "axis", 0);
+  auto unique = prepare(u);
+  expect_error([&] { unique.run({torch::empty({0, int64_t{1} << 40, int64_t{1} << 40})}); },
+               "overflows int64");
+}
+
 // What the fuzzers found (fuzz/regressions/ holds the inputs; the sanitizer build replays
 // them): each is now an error naming the node and the value.
 TEST(Hostile, FuzzFindings) {

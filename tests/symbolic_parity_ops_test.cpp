@@ -434,7 +434,9 @@ TEST_P(ParityOps11, RuntimeScalars) {
   check_script(R"(
 def forward(self, s, b1, b2, a, n):
     bb = torch.baddbmm(s, b1, b2, beta=float(a), alpha=float(a) * 2.0)
-    return bb, torch.linspace(-1.0, float(a), int(n)), torch.linspace(2.0, 3.0, int(n) - 5), torch.linspace(2.0, 3.0, int(n) - 4)
+    # beta 0 at run time: self is ignored, its NaN and inf too (as in PyTorch)
+    b0 = torch.baddbmm(s / 0.0, b1, b2, beta=float(a) - 0.75)
+    return bb, b0, torch.linspace(-1.0, float(a), int(n)), torch.linspace(2.0, 3.0, int(n) - 5), torch.linspace(2.0, 3.0, int(n) - 4)
 )",
                {s, b1, b2, torch::tensor(0.75), torch::tensor(5L)}, opset(), "runtime_scalars");
   if (opset() < 14) return;

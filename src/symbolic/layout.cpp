@@ -40,25 +40,29 @@ TONNX_SYMBOLIC("aten::as_strided", 9, [](SymbolicContext& g) -> Outputs {
     g.fail("size has " + std::to_string(size.size()) + " dims but stride " +
            std::to_string(stride.size()));
   int64_t offset = g.num_inputs() > 3 && !g.is_none(3) ? g.i(3) : 0;
-  int64_t numel = 1;
-  for (int64_t s : in_sizes) numel *= s;
-  int64_t count = 1;
-  for (size_t k = 0; k < size.size(); ++k) {
-    if (size[k] < 0 || stride[k] < 0) g.fail("negative size or stride");
-    count *= size[k];
-  }
-  if (count > (int64_t{1} << 28)) g.fail("as_strided result too large to export as a Gather");
-  at::Tensor pos = at::full({count}, offset, at::kLong);
+  std::optional<int64_t> numel = ir::product_of(in_sizes), count = ir::product_of(size);
+  if (!numel) g.fail("the input's size overflows int64");
+  if (!count || *count > (int64_t{1} << 28))
+    g.fail("as_strided's size is negative or too large to export as a Gather");
+  if (offset < 0) g.fail("storage_offset must be >= 0, got " + std::to_string(offset));
+  for (int64_t st : stride)
+    if (st < 0) g.fail("stride must be >= 0, got " + std::to_string(st));
+  auto outside = [&](int64_t at) {
+    g.fail("as_strided reads storage element " + std::to_string(at) +
+           " or beyond, of a tensor of " + std::to_string(*numel) + " elements");
+  };
+  at::Tensor pos = at::full({*count}, offset, at::kLong);
   auto p = pos.accessor<int64_t, 1>();
-  for (int64_t i = 0; i < count; ++i) {
+  for (int64_t i = 0; i < *count; ++i) {
+    if (p[i] >= *numel) outside(p[i]);
     int64_t rem = i;
     for (size_t k = size.size(); k-- > 0;) {
-      p[i] += (rem % size[k]) * stride[k];
+      int64_t step = rem % size[k];
       rem /= size[k];
+      // p + step * stride must stay below numel: checked before the product can overflow.
+      if (step && stride[k] && step > (*numel - 1 - p[i]) / stride[k]) outside(p[i] + 1);
+      p[i] += step * stride[k];
     }
-    if (p[i] < 0 || p[i] >= numel)
-      g.fail("as_strided reads storage element " + std::to_string(p[i]) + " of a tensor of " +
-             std::to_string(numel) + " elements");
   }
   Value* flat = g.op("Reshape", {g.input(0), g.constant_ints({-1})});
   return g.op("Gather", {flat, g.constant(pos.reshape(size))});

@@ -587,7 +587,15 @@ TONNX_SYMBOLIC("aten::baddbmm", 9, [](SymbolicContext& g) -> Outputs {
   bool alpha_known = g.is_constant(4), beta_known = g.is_constant(3);
   if (!alpha_known || g.f(4) != 1) mm = g.op("Mul", {mm, input_as(g, 4, dt)});
   if (beta_known && g.f(3) == 0) return mm;  // self is ignored, NaN and inf included
-  Value* s = beta_known && g.f(3) == 1 ? g.input(0) : g.op("Mul", {g.input(0), input_as(g, 3, dt)});
+  Value* s;
+  if (beta_known) {
+    s = g.f(3) == 1 ? g.input(0) : g.op("Mul", {g.input(0), input_as(g, 3, dt)});
+  } else {
+    // A beta of 0 at run time ignores self too (0 * NaN would be NaN).
+    Value* beta = input_as(g, 3, dt);
+    Value* zero = g.constant_scalar(0, dt);
+    s = g.op("Where", {equal(g, beta, zero, dt), zero, g.op("Mul", {g.input(0), beta})});
+  }
   return g.op("Add", {s, mm});
 });
 

@@ -424,8 +424,8 @@ TONNX_KERNEL("Unique", 11, kAnyOpset, [](const KernelSpec& s) -> Kernel {
     // that it groups with 0), hashed by its bytes: linear in the input (a pairwise comparison
     // was quadratic: hours for a million distinct values). A slice holding NaN equals nothing.
     bool is_float = at::isFloatingType(x.scalar_type());
-    int64_t width = 1;  // elements per slice (not numel / len: len may be 0)
-    for (int64_t d = 1; d < x.dim(); ++d) width *= x.size(d);
+    // Elements per slice (not numel / len: len may be 0, and then the other dims may be huge).
+    int64_t width = checked_numel(n, x.sizes().slice(1).vec(), "a slice of the input");
     at::Tensor key = (is_float ? x.to(at::kDouble) + 0.0 : x.to(at::kLong)).reshape({len, width});
     key = key.contiguous();
     const auto* base = static_cast<const char*>(key.data_ptr());
