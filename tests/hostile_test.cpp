@@ -605,8 +605,11 @@ TEST(Hostile, UniqueOfEmptyInputWithHugeDims) {
   onnx::ModelProto u = model("Unique", {"x"});
   attr_i(u.mutable_graph()->mutable_node(0), "axis", 0);
   auto unique = prepare(u);
-  expect_error([&] { unique.run({torch::empty({0, int64_t{1} << 40, int64_t{1} << 40})}); },
-               "overflows int64");
+  expect_error(
+      [&] {
+        unique.run({torch::empty({0, int64_t{1} << 40, int64_t{1} << 40})});
+      },
+      "overflows int64");
 }
 
 // What the fuzzers found (fuzz/regressions/ holds the inputs; the sanitizer build replays
