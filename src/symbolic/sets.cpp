@@ -86,15 +86,10 @@ Outputs embedding_bag(SymbolicContext& g) {
   if (g.num_inputs() > 8 && !g.is_none(8) && g.i(8) >= 0) padding = g.i(8);
   at::ScalarType dt = g.scalar_type(0);
   Value* idx = g.cast(g.input(1), at::kLong);
-  // Each index's weight: per_sample_weights, 0 for padding_idx.
+  // The indices that count: all but padding_idx.
   Value* keep = nullptr;
   if (padding)
     keep = g.op("Not", {g.op("Equal", {idx, g.constant(at::scalar_tensor(*padding, at::kLong))})});
-  Value* w = has_psw ? g.cast(g.input(6), dt) : nullptr;
-  if (keep) {
-    Value* k = g.cast(keep, dt);
-    w = w ? g.op("Mul", {w, k}) : k;
-  }
   Value* zero = g.constant_scalar(0, dt);
   Value* one = g.constant_scalar(1, dt);
   int64_t rank = g.rank(1);
@@ -119,14 +114,18 @@ Outputs embedding_bag(SymbolicContext& g) {
   Value* s0 = g.constant(at::scalar_tensor(0, at::kLong));
   Value* s1 = g.constant(at::scalar_tensor(1, at::kLong));
   if (mode != 2 && g.opset() >= 16) {
-    // Sum and mean in O(indices): index j belongs to bag #(starts <= j) - 1 (an extra bag,
-    // dropped, past the last offset), and ScatterND adds the rows into their bags.
+    // Sum and mean in O(indices + bags): index j belongs to bag #(starts <= j) - 1, the
+    // running sum of the starts marked at their positions (ScatterElements add; a start at n,
+    // an empty bag at the end, marks the extra last slot); past the last offset, to an extra
+    // bag that is dropped. ScatterND adds the rows into their bags.
     Value* pos = g.op("Range", {s0, squeeze(g, n_idx, {0}), s1});
-    Value* started =
-        g.op("Not", {g.op("Less", {unsqueeze(g, pos, {1}), unsqueeze(g, starts, {0})})});
-    Value* bag = g.op(
-        "Sub",
-        {reduce(g, "ReduceSum", g.cast(started, at::kLong), std::vector<int64_t>{1}, false), s1});
+    Value* marks = g.op("ConstantOfShape", {g.op("Add", {n_idx, g.constant_ints({1})})},
+                        {{"value", at::zeros({1}, at::kLong)}});
+    Value* start_marks =
+        g.op("ConstantOfShape", {g.op("Shape", {starts})}, {{"value", at::ones({1}, at::kLong)}});
+    marks = g.op("ScatterElements", {marks, starts, start_marks}, {{"reduction", "add"}});
+    marks = g.op("Slice", {marks, l0, n_idx, l0});
+    Value* bag = g.op("Sub", {g.op("CumSum", {marks, s0}), s1});
     Value* last = g.op("Gather", {ends, g.op("Sub", {squeeze(g, n_bags, {0}), s1})});
     bag = g.op("Where", {g.op("Less", {pos, last}), bag, squeeze(g, n_bags, {0})});
     Value* bag_idx = unsqueeze(g, bag, {1});
@@ -136,6 +135,9 @@ Outputs embedding_bag(SymbolicContext& g) {
     Value* zeros = g.op("ConstantOfShape", {g.op("Concat", {slots, d}, {{"axis", int64_t{0}}})},
                         {{"value", at::zeros({1}, dt)}});
     Value* rows = g.op("Gather", {weight, idx});  // [n, D]
+    // Each index's weight: per_sample_weights, 0 for padding_idx.
+    Value* w = has_psw ? g.cast(g.input(6), dt) : nullptr;
+    if (keep) w = w ? g.op("Mul", {w, g.cast(keep, dt)}) : g.cast(keep, dt);
     if (w) rows = g.op("Mul", {rows, unsqueeze(g, w, {1})});
     Value* sum = g.op("ScatterND", {zeros, bag_idx, rows}, {{"reduction", "add"}});
     sum = g.op("Slice", {sum, l0, n_bags, l0});
