@@ -13,34 +13,16 @@ namespace tonnx::test {
 namespace {
 using torch::Tensor;
 
+// Exports at `opset`, with a dynamic batch when asked: sizes stay computed (aten::size, len,
+// min, max are exported, not folded).
 void expect_script_matches(const std::string& source, const std::vector<Tensor>& inputs,
                            const std::string& name, int opset = 17, bool dynamic_batch = false) {
-  torch::jit::Module m("Scripted");
-  m.define(source);
   ExportOptions opt;
   opt.opset_version = opset;
-  // Sizes stay computed (aten::size, len, min, max are exported, not folded).
   if (dynamic_batch)
     for (size_t i = 0; i < inputs.size(); ++i)
       add_dynamic_axes(opt, inputs.size() == 1 ? "input" : "input_" + std::to_string(i), {0});
-  std::string dir = temp_dir(name);
-  ExportSummary s;
-  try {
-    s = export_model(m, inputs, dir + "/model.onnx", opt);
-  } catch (const std::exception& e) {
-    FAIL() << name << ": export failed: " << e.what();
-  }
-  TestDataSet set;
-  set.inputs = s.graph_inputs(inputs);  // an input read only for its shape is not one
-  set.outputs = s.eager_outputs;
-  write_test_data(dir + "/data", set);
-  RunResult r = run_ort(dir + "/model.onnx", dir + "/data");
-  EXPECT_EQ(r.exit_code, 0) << name << ":\n" << r.output;
-  auto outs = backend::prepare(dir + "/model.onnx", "CPU").run(set.inputs);
-  ASSERT_EQ(outs.size(), s.eager_outputs.size());
-  for (size_t i = 0; i < outs.size(); ++i)
-    EXPECT_TRUE(torch::allclose(outs[i], s.eager_outputs[i], 1e-3, 1e-5))
-        << name << " backend output " << i;
+  test::expect_script_matches(source, inputs, opt, name);
 }
 
 TEST(ScriptedOps, ConvolutionEntryPoints) {

@@ -23,32 +23,22 @@ void check_module(torch::jit::Module& m, const std::vector<Tensor>& inputs, int 
                   const std::string& name, Tolerance tol = {}) {
   ExportOptions opt;
   opt.opset_version = opset;
-  std::string dir = temp_dir(name + "_opset" + std::to_string(opset));
+  std::string path = temp_dir(name + "_opset" + std::to_string(opset)) + "/model.onnx";
   ExportSummary s;
   try {
-    s = export_model(m, inputs, dir + "/model.onnx", opt);
+    s = export_model(m, inputs, path, opt);
   } catch (const std::exception& e) {
     FAIL() << name << " (opset " << opset << "): export failed: " << e.what();
   }
-  TestDataSet set;
-  set.inputs = s.graph_inputs(inputs);
-  set.outputs = s.eager_outputs;
-  write_test_data(dir + "/data", set);
-  RunResult r = run_ort(dir + "/model.onnx", dir + "/data", tol.rtol, tol.atol);
-  EXPECT_EQ(r.exit_code, 0) << name << " (opset " << opset << "), ONNX Runtime:\n" << r.output;
-  auto outs = backend::prepare(dir + "/model.onnx", "CPU").run(set.inputs);
-  ASSERT_EQ(outs.size(), s.eager_outputs.size()) << name;
-  for (size_t i = 0; i < outs.size(); ++i)
-    expect_close(
-        outs[i], s.eager_outputs[i], tol,
-        name + " (opset " + std::to_string(opset) + ") backend output " + std::to_string(i));
+  expect_outputs_match(path, s.graph_inputs(inputs), s.eager_outputs,
+                       name + " (opset " + std::to_string(opset) + ")", tol);
 }
 
 void check_script(const std::string& source, const std::vector<Tensor>& inputs, int opset,
                   const std::string& name, Tolerance tol = {}) {
-  torch::jit::Module m("Scripted");
-  m.define(source);
-  check_module(m, inputs, opset, name, tol);
+  ExportOptions opt;
+  opt.opset_version = opset;
+  expect_script_matches(source, inputs, opt, name + "_opset" + std::to_string(opset), tol);
 }
 
 void expect_export_error(const std::string& source, const std::vector<Tensor>& inputs, int opset,
@@ -69,6 +59,43 @@ class ParityOps : public ::testing::TestWithParam<int> {
   int opset() const { return GetParam(); }
 };
 INSTANTIATE_TEST_SUITE_P(Opsets, ParityOps, ::testing::Values(9, 11, 13, 17));
+
+// __interpolate: F.interpolate as one op (size or scale_factor, one value or a list).
+TEST_P(ParityOps, Interpolate) {
+  Tensor x = torch::randn({1, 2, 3, 4});
+  check_script(R"(
+def forward(self, x):
+    a = torch.__interpolate(x, scale_factor=[2.0, 3.0], mode='nearest')
+    b = torch.__interpolate(x, size=[6, 12], mode='nearest')
+    c = torch.__interpolate(x, scale_factor=[2.0, 1.5], mode='nearest', recompute_scale_factor=False)
+    return a, b, c
+)",
+               {x}, opset(), "interpolate_nearest");
+  if (opset() < 11) {  // linear and cubic as PyTorch computes them need opset 11
+    expect_export_error(R"(
+def forward(self, x):
+    return torch.__interpolate(x, size=[5, 7], mode='nearest')
+)",
+                        {x}, opset(), "interpolation from size 3 to 5");
+    return;
+  }
+  check_script(R"(
+def forward(self, x):
+    a = torch.__interpolate(x, size=6, mode='bilinear', align_corners=True)
+    b = torch.__interpolate(x, scale_factor=2.5, mode='bicubic', align_corners=False)
+    c = torch.__interpolate(x, scale_factor=[1.5, 0.5], mode='bilinear', recompute_scale_factor=True)
+    d = torch.__interpolate(x[0], scale_factor=2.0, mode='linear')
+    e = torch.__interpolate(x, scale_factor=2.5, mode='bilinear', recompute_scale_factor=False)
+    f = torch.__interpolate(x, size=[5, 7], mode='nearest')
+    return a, b, c, d, e, f
+)",
+               {x}, opset(), "interpolate_linear", {1e-3, 1e-4});
+  expect_export_error(R"(
+def forward(self, x):
+    return torch.__interpolate(x, scale_factor=2.0, mode='area')
+)",
+                      {x}, opset(), "mode 'area' is not exported");
+}
 
 TEST_P(ParityOps, Bucketize) {
   Tensor b = torch::tensor({1.f, 3.f, 5.f, 7.f});

@@ -60,6 +60,21 @@ std::string expect_fn_matches(F f, const std::vector<torch::Tensor>& inputs, int
                                name + "_opset" + std::to_string(opset), tol);
 }
 
+// Asserts that tonnx's backend and ONNX Runtime reproduce `eager_outputs` (LibTorch's, flat) on
+// the exported model at `path`, fed `inputs`. An output that is an ONNX sequence (a list of
+// tensors a scripted model returns) stands for its elements, in order; ONNX Runtime's Node
+// binding returns tensors only, so it reads them through SequenceAt in a copy of the model.
+void expect_outputs_match(const std::string& path, const std::vector<torch::Tensor>& inputs,
+                          const std::vector<torch::Tensor>& eager_outputs, const std::string& name,
+                          Tolerance tol = {});
+
+// Compiles `source` (TorchScript: `def forward(self, ...)`) into a module, exports it with
+// `opt` and checks it by expect_outputs_match. Returns the .onnx path.
+std::string expect_script_matches(const std::string& source,
+                                  const std::vector<torch::Tensor>& inputs,
+                                  const ExportOptions& opt, const std::string& name,
+                                  Tolerance tol = {});
+
 // The ONNX op types in a model file, in order.
 std::vector<std::string> op_types(const std::string& path);
 

@@ -68,6 +68,11 @@ class Value {
   Node* producer() const { return producer_; }
   const std::optional<TensorType>& type() const { return type_; }
   void set_type(std::optional<TensorType> t) { type_ = std::move(t); }
+  // A value that is an ONNX sequence of tensors (a list built at run time) has the type of
+  // its elements here, and no type(): code that reads tensor types sees an unknown value.
+  const std::optional<TensorType>& sequence_elem() const { return sequence_elem_; }
+  void set_sequence_elem(std::optional<TensorType> t) { sequence_elem_ = std::move(t); }
+  bool is_sequence() const { return sequence_elem_.has_value(); }
   // Consumers, counted once per input slot.
   const std::vector<Node*>& uses() const { return uses_; }
 
@@ -77,6 +82,7 @@ class Value {
   std::string name_;
   Node* producer_ = nullptr;
   std::optional<TensorType> type_;
+  std::optional<TensorType> sequence_elem_;
   std::vector<Node*> uses_;
 };
 

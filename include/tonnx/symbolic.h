@@ -94,6 +94,14 @@ class SymbolicContext {
   bool is_constant(size_t i) const;
   ir::Value* input(size_t i);                     // a tensor, or a constant as a tensor
   std::vector<ir::Value*> inputs_list(size_t i);  // a Tensor[] input
+  // A Tensor[] that changes at run time (in a loop or a branch) is an ONNX sequence (opset
+  // 11): is_sequence(i) tells, sequence(i) gives input i as one (a list known while converting
+  // becomes SequenceConstruct or SequenceEmpty), and inputs_list(i) fails on it.
+  // sequence_op emits an op whose result is the sequence for this node's output 0.
+  bool is_sequence(size_t i) const;
+  ir::Value* sequence(size_t i);
+  ir::Value* sequence_op(const std::string& op_type, std::vector<ir::Value*> inputs,
+                         std::vector<ir::Attr> attrs = {});
   int64_t i(size_t i) const;
   double f(size_t i) const;
   bool b(size_t i) const;

@@ -117,6 +117,12 @@ ExportOptions export_options(const Args& a) {
 
 void write_export_test_data(const std::string& dir, const std::vector<at::Tensor>& inputs,
                             const ExportSummary& s) {
+  if (s.eager_outputs.size() != s.outputs.size())
+    throw std::runtime_error(
+        "--test-data: the model has " + std::to_string(s.outputs.size()) +
+        " outputs but LibTorch returned " + std::to_string(s.eager_outputs.size()) +
+        " tensors (a list of tensors is one output, an ONNX sequence); test data sets hold one "
+        "tensor per output, so none was written");
   TestDataSet set;
   set.inputs = s.graph_inputs(inputs);
   set.outputs = s.eager_outputs;

@@ -91,6 +91,7 @@ bool Converter::structural(const jit::Node* n) const {
     case c10::prim::TupleUnpack:
     case c10::prim::If:
     case c10::prim::Loop:
+    case c10::prim::Uninitialized:
       return true;
     default:
       return false;
@@ -239,6 +240,8 @@ ir::Value* Converter::tensor_of(const jit::Value* v) {
       }
       out = emit("Concat", parts, {{"axis", int64_t{0}}}, 1, "")->output();
     }
+  } else if (p->kind() == c10::prim::Uninitialized) {
+    out = placeholder(v, nullptr);
   } else {
     fail(current_, std::string("value %") + v->debugName() + " produced by " +
                        p->kind().toQualString() + " has no ONNX equivalent");
@@ -252,6 +255,11 @@ std::vector<ir::Value*> Converter::tensor_list_of(const jit::Value* v) {
     auto lit = scope->find(v);
     if (lit != scope->end()) return lit->second;
   }
+  if (is_sequence(v))
+    fail(current_, std::string("list %") + v->debugName() +
+                       " changes at run time (in a loop or a branch), so it is an ONNX sequence "
+                       "whose length is known only at run time, and this op needs its elements "
+                       "one by one; stack or cat the list, or index it, instead");
   const jit::Node* p = v->node();
   if (p->kind() == c10::prim::ListConstruct || p->kind() == c10::prim::TupleConstruct) {
     std::vector<ir::Value*> out;
@@ -290,9 +298,12 @@ void Converter::bind_outputs(const jit::Node* n, const Outputs& outs) {
     // A list of tensors maps to its elements; an int[] / float[] is one 1-D tensor.
     auto elem = n->output()->type()->cast<c10::ListType>()->getElementType();
     if (elem->kind() != c10::TypeKind::TensorType && vals.size() == 1) {
-      if (!vals[0]->type())
-        vals[0]->set_type(ir::TensorType{ir::DType::Int64, std::vector<ir::Dim>(1)});
+      if (!vals[0]->type()) vals[0]->set_type(number_list_type(n->output()->type()));
       env_.back()[n->output()] = vals[0];
+      return;
+    }
+    if (vals.size() == 1 && vals[0] && vals[0]->is_sequence()) {
+      bind(n->output(), vals[0]);
       return;
     }
     lists_.back()[n->output()] = vals;
@@ -391,6 +402,7 @@ void Converter::convert_node(const jit::Node* n) {
     case c10::prim::Constant:
     case c10::prim::ListConstruct:
     case c10::prim::TupleConstruct:
+    case c10::prim::Uninitialized:
       return;  // materialized where used
     case c10::prim::If:
       return convert_if(n);
@@ -411,6 +423,16 @@ void Converter::convert_node(const jit::Node* n) {
         }
         return;
       }
+      if (is_sequence(n->input())) {  // a list built at run time: its elements by position
+        ir::Value* seq = find_env(n->input());
+        for (size_t k = 0; k < n->outputs().size(); ++k) {
+          ir::Value* idx = constant(at::scalar_tensor(static_cast<int64_t>(k), at::kLong));
+          ir::Value* e = emit("SequenceAt", {seq, idx}, {}, 1, "")->output();
+          e->set_type(jit_type(n->output(k)));
+          bind(n->output(k), e);
+        }
+        return;
+      }
       std::vector<ir::Value*> elems = tensor_list_of(n->input());
       if (elems.size() != n->outputs().size())
         fail(n, "unpacks " + std::to_string(n->outputs().size()) + " values from a list of " +
@@ -423,8 +445,22 @@ void Converter::convert_node(const jit::Node* n) {
   }
   // List concatenation (TorchScript's + on lists): tensors stay a list of values, ints a 1-D
   // tensor.
-  if (n->kind() == c10::aten::add && n->inputs().size() == 2) {
+  if ((n->kind() == c10::aten::add || n->kind() == c10::aten::add_) && n->inputs().size() == 2) {
     if (auto lt = n->output()->type()->cast<c10::ListType>()) {
+      if (lt->getElementType()->kind() == c10::TypeKind::TensorType &&
+          (is_sequence(n->input(0)) || is_sequence(n->input(1)))) {
+        if (is_sequence(n->input(1)))
+          fail(n,
+               "concatenating lists that both change at run time (ONNX sequences) is not "
+               "supported; append the elements in a loop instead");
+        ir::Value* seq = sequence_of(n->input(0));
+        for (ir::Value* item : tensor_list_of(n->input(1))) {
+          seq = emit("SequenceInsert", {seq, item}, {}, 1, "")->output();
+          seq->set_sequence_elem(list_elem_type(n->output()));
+        }
+        bind(n->output(), seq);
+        return;
+      }
       if (lt->getElementType()->kind() == c10::TypeKind::TensorType) {
         std::vector<ir::Value*> all = tensor_list_of(n->input(0));
         for (ir::Value* v : tensor_list_of(n->input(1))) all.push_back(v);
@@ -526,14 +562,12 @@ ir::Model Converter::convert() {
                       " names, but the model has " + std::to_string(outputs.size()) + " output(s)");
   std::set<ir::Value*> seen;
   for (size_t k = 0; k < outputs.size(); ++k) {
-    ir::Value* v = tensor_of(outputs[k]);
+    // A list of tensors is one output, an ONNX sequence, as torch.onnx exports it.
+    ir::Value* v =
+        is_tensor_list_type(outputs[k]->type()) ? sequence_of(outputs[k]) : tensor_of(outputs[k]);
     if (!v) throw ExportError("output " + std::to_string(k) + " of the model is None");
     // An output that is an input, an initializer or another output needs its own node.
-    if (!v->producer() || seen.count(v) || v->producer()->op_type() == "Constant") {
-      ir::Value* id = emit("Identity", {v}, {}, 1, "")->output();
-      id->set_type(v->type());
-      v = id;
-    }
+    if (!v->producer() || seen.count(v) || v->producer()->op_type() == "Constant") v = copy_of(v);
     seen.insert(v);
     std::string name =
         k < cfg_.output_names.size() ? cfg_.output_names[k] : "output_" + std::to_string(k);
@@ -541,7 +575,8 @@ ir::Model Converter::convert() {
       throw ExportError("the output name '" + name + "' is also the name of an input or parameter");
     used_names.insert(name);
     v->set_name(name);
-    std::optional<ir::TensorType> type = jit_type(outputs[k]);
+    std::optional<ir::TensorType> type = v->is_sequence() ? std::nullopt : jit_type(outputs[k]);
+    if (!type && !v->is_sequence()) type = number_list_type(outputs[k]->type());
     if (type && type->shape && dynamic()) {
       for (auto& d : *type->shape) d = ir::Dim{};
       auto dyn = cfg_.dynamic_axes.find(name);

@@ -17,6 +17,17 @@ namespace tonnx::detail {
 
 struct Missing;
 
+// What the tensors of one family of lists (a list, its changed versions, the values a loop
+// carries for it) have in common.
+struct ListElems {
+  std::optional<ir::TensorType> type;  // dtype and rank where all agree
+  std::string conflict;                // "Float and Long" when dtypes differ
+  bool has_elements = false;           // some tensor is put into one of these lists
+};
+bool is_tensor_list_type(const c10::TypePtr& t);
+// An int[] / float[] / bool[] as the 1-D tensor tonnx makes of it; nullopt for other types.
+std::optional<ir::TensorType> number_list_type(const c10::TypePtr& t);
+
 struct ConvertConfig {
   int opset = kDefaultOpset;
   OperatorExportTypes export_type = OperatorExportTypes::ONNX;
@@ -48,6 +59,11 @@ class Converter {
   ir::Value* constant(const at::Tensor& t);
   [[noreturn]] void fail(const torch::jit::Node* n, const std::string& what) const;
   std::string describe(const torch::jit::Node* n) const;  // op, scope, input types
+  // Lists that change at run time, as ONNX sequences (converter_lists.cpp).
+  bool is_sequence(const torch::jit::Value* v) const;
+  ir::Value* sequence_of(const torch::jit::Value* v);  // a known list becomes one
+  ir::Value* mark_sequence(ir::Value* seq, const torch::jit::Value* list);
+  std::optional<ir::TensorType> list_elem_type(const torch::jit::Value* list);
 
  private:
   void check_feasible();
@@ -57,17 +73,25 @@ class Converter {
   // scopes are referenced by name inside it.
   void convert_if(const torch::jit::Node* n);
   void convert_loop(const torch::jit::Node* n);
-  // Sets a converted block's outputs (after `first_outputs`) on the innermost subgraph,
-  // names its values and pops it with its binding scope.
-  std::shared_ptr<ir::Graph> finish_block(const torch::jit::Block* b,
-                                          const std::vector<ir::Value*>& first_outputs,
+  // A block's outputs from `first` on: tensors, sequences for lists that change at run time,
+  // and for prim::Uninitialized a value typed like partners[k] (null without one).
+  std::vector<ir::Value*> block_outputs(const torch::jit::Block* b, size_t first,
+                                        const std::vector<const ir::Value*>& partners);
+  // Sets the outputs on the innermost subgraph, names its values and pops it with its
+  // binding scope.
+  std::shared_ptr<ir::Graph> finish_block(const std::vector<ir::Value*>& outs,
                                           const std::string& name);
   ir::Value* as_bool_scalar(ir::Value* v);
+  ir::Value* copy_of(ir::Value* v);  // Identity, or its equivalent for sequences below 14
+  void analyse_lists();
+  // A value for `v`, which no path reads (prim::Uninitialized), typed like `like` (may be null).
+  ir::Value* placeholder(const torch::jit::Value* v, const ir::Value* like);
   // Value bindings, one scope per block being converted (innermost last): a constant
   // materialized inside a subgraph must not be reused outside it.
   ir::Value* find_env(const torch::jit::Value* v) const;
   void bind(const torch::jit::Value* v, ir::Value* to) { env_.back()[v] = to; }
   void bind_outputs(const torch::jit::Node* n, const Outputs& outs);
+  void bind_control_outputs(const torch::jit::Node* n, ir::Node* node);  // If, Loop
   void fallback_node(const torch::jit::Node* n, bool aten_node);
   bool structural(const torch::jit::Node* n) const;
   const SymbolicFn* lookup(const torch::jit::Node* n) const;
@@ -81,6 +105,9 @@ class Converter {
   int subgraph_count_ = 0;
   const torch::jit::Node* current_ = nullptr;
   bool uses_aten_domain_ = false;
+  bool lists_analysed_ = false;
+  std::unordered_map<const torch::jit::Value*, const torch::jit::Value*> list_class_;
+  std::unordered_map<const torch::jit::Value*, ListElems> list_elems_;
 };
 
 std::optional<ir::TensorType> jit_type(const torch::jit::Value* v);

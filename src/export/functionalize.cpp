@@ -163,10 +163,67 @@ void replace_uses_inside(jit::Value* old, jit::Value* nw, const jit::Node* n) {
     if (read_inside(u, n)) u.user->replaceInput(u.offset, nw);
 }
 
+bool is_list(const jit::Value* v) { return v->type()->kind() == c10::TypeKind::ListType; }
+
+// Ops that change the list in their input 0 and return its new contents as output 0, after
+// rewrite_list_mutations.
+bool is_list_write(const jit::Node* n) {
+  static const std::set<std::string> kWrites = {"aten::append",       "aten::_set_item",
+                                                "aten::add_",         "tonnx::list_insert",
+                                                "tonnx::list_delete", "tonnx::list_clear"};
+  return !n->inputs().empty() && is_list(n->input(0)) && n->outputs().size() == 1 &&
+         kWrites.count(n->kind().toQualString());
+}
+
+// List mutations made into ops that return the list's new contents (append, _set_item and
+// add_ already do): insert, del l[i], clear and extend get twins with a result; pop becomes
+// l[i] followed by the deletion. Any other op that writes into a list fails the export.
+void rewrite_list_mutations(jit::Graph& g, jit::Block* b) {
+  for (auto it = b->nodes().begin(); it != b->nodes().end();) {
+    jit::Node* n = *it++;
+    for (jit::Block* sub : n->blocks()) rewrite_list_mutations(g, sub);
+    if (n->inputs().empty() || !is_list(n->input(0)) || is_list_write(n)) continue;
+    const std::string k = n->kind().toQualString();
+    jit::WithInsertPoint guard(n);
+    auto twin = [&](const char* op, std::vector<jit::Value*> ins) {
+      jit::Node* m = g.insertNode(g.create(c10::Symbol::fromQualString(op), ins, 1));
+      m->copyMetadata(n);
+      m->output()->setType(n->input(0)->type());
+      n->destroy();
+    };
+    if (k == "aten::insert" && n->inputs().size() == 3) {
+      twin("tonnx::list_insert", {n->input(0), n->input(1), n->input(2)});
+    } else if (k == "aten::Delete" && n->inputs().size() == 2) {
+      twin("tonnx::list_delete", {n->input(0), n->input(1)});
+    } else if (k == "aten::clear") {
+      twin("tonnx::list_clear", {n->input(0)});
+    } else if (k == "aten::extend" && n->inputs().size() == 2) {
+      twin("aten::add_", {n->input(0), n->input(1)});
+    } else if (k == "aten::pop" && n->inputs().size() <= 2 && n->outputs().size() == 1) {
+      jit::Value* idx = n->inputs().size() == 2 ? n->input(1) : g.insertConstant(int64_t{-1});
+      jit::Node* get = g.insertNode(g.create(c10::aten::__getitem__, {n->input(0), idx}, 1));
+      get->copyMetadata(n);
+      get->output()->setType(n->output()->type());
+      n->output()->replaceAllUsesWith(get->output());
+      twin("tonnx::list_delete", {n->input(0), idx});
+    } else if (const c10::FunctionSchema* s = n->maybeSchema()) {
+      for (size_t i = 0; i < s->arguments().size() && i < n->inputs().size(); ++i) {
+        const c10::AliasInfo* a = s->arguments()[i].alias_info();
+        if (a && a->isWrite() && is_list(n->input(i)))
+          throw ExportError("ONNX export failed at " + where(n) +
+                            ": it changes a list in place, which tonnx follows for append, "
+                            "insert, pop, del l[i], l[i] = x, +=, extend and clear only; build "
+                            "a new list instead");
+      }
+    }
+  }
+}
+
 class Functionalizer {
  public:
   explicit Functionalizer(std::shared_ptr<jit::Graph> g) : g_(std::move(g)) {}
   void run() {
+    rewrite_list_mutations(*g_, g_->block());
     scopes_.emplace_back();
     run_block(g_->block());
   }
@@ -219,8 +276,10 @@ class Functionalizer {
     View k = view_kind(n);
     if (k == View::None) {
       // Elements of a list of views (split, chunk, unbind) are views too.
+      // (A changed list's versions are in alias_ too, with the list as root: not views.)
       if ((n->kind() == c10::prim::ListUnpack || n->kind() == c10::aten::__getitem__) &&
-          !n->inputs().empty() && alias_.count(n->input(0)))
+          !n->inputs().empty() && alias_.count(n->input(0)) &&
+          !is_list(alias_.at(n->input(0)).root))
         for (jit::Value* o : n->outputs()) alias_[o] = alias_.at(n->input(0));
       return;
     }
@@ -321,8 +380,24 @@ class Functionalizer {
     return out;
   }
 
+  // A list changed by `n`: its output is the list's new version. Lists have no views, but a
+  // list held in another list would be a second name for it.
+  void handle_list_write(jit::Node* n) {
+    jit::Value* root = alias_of(n->input(0)).root;
+    for (jit::Value* v : {root, n->input(0)})
+      for (const jit::Use& u : v->uses())
+        if (u.user->kind() == c10::prim::ListConstruct ||
+            (is_list_write(u.user) && u.offset > 0 && u.user->kind() != c10::aten::add_))
+          fail(n,
+               "it changes a list that is also an element of another list; tonnx follows "
+               "changes to lists of tensors and numbers only");
+    alias_[n->output()] = Alias{root, {}, ""};
+    root_updated(root, n->output(), n);
+  }
+
   // Writes made through `n` (an op that writes into its input 0).
   void handle_write(jit::Node* n) {
+    if (is_list_write(n)) return handle_list_write(n);
     std::vector<size_t> written = written_args(n);
     if (written.empty()) return;
     // out= is followed where its symbolic reads the out= overload (arange(..., out=t): t's

@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <chrono>
+#include <fstream>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -205,6 +206,10 @@ Exported finish_export(TraceResult tr, const ExportOptions& o) {
   if (o.verbose) {
     std::ostream& out = o.verbose_stream ? *o.verbose_stream : std::cout;
     out << printable_graph(ex.proto);
+  }
+  if (!check_error.empty() && std::getenv("TONNX_DEBUG_INVALID")) {  // for tonnx's developers
+    std::ofstream dump(std::getenv("TONNX_DEBUG_INVALID"), std::ios::binary);
+    ex.proto.SerializeToOstream(&dump);
   }
   if (!check_error.empty())
     throw ExportError("the exported model does not pass ONNX's checks, so nothing was written: " +

@@ -113,6 +113,18 @@ std::vector<ir::Value*> SymbolicContext::inputs_list(size_t i) {
   return c_.tensor_list_of(arg(node_, i, *this));
 }
 
+bool SymbolicContext::is_sequence(size_t i) const { return c_.is_sequence(arg(node_, i, *this)); }
+
+ir::Value* SymbolicContext::sequence(size_t i) { return c_.sequence_of(arg(node_, i, *this)); }
+
+ir::Value* SymbolicContext::sequence_op(const std::string& op_type, std::vector<ir::Value*> inputs,
+                                        std::vector<ir::Attr> attrs) {
+  if (node_->outputs().empty() || !detail::is_tensor_list_type(node_->output(0)->type()))
+    fail("internal: sequence_op for an op whose output 0 is not a list of tensors");
+  ir::Value* v = op(op_type, std::move(inputs), std::move(attrs));
+  return c_.mark_sequence(v, node_->output(0));
+}
+
 std::string SymbolicContext::arg_name(size_t i) const {
   if (auto* schema = node_->maybeSchema())
     if (i < schema->arguments().size()) return schema->arguments()[i].name();

@@ -277,6 +277,9 @@ std::optional<ir::TensorType> type_from_proto(const onnx::TypeProto& tp) {
 void value_info(const ir::Value* v, onnx::ValueInfoProto* vi) {
   vi->set_name(v->name());
   if (v->type()) type_to_proto(*v->type(), vi->mutable_type());
+  if (v->sequence_elem())
+    type_to_proto(*v->sequence_elem(),
+                  vi->mutable_type()->mutable_sequence_type()->mutable_elem_type());
 }
 
 void graph_to_proto(const ir::Graph& g, onnx::GraphProto* gp, bool with_data = true);

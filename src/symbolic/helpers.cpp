@@ -85,6 +85,14 @@ Value* equal(SymbolicContext& g, Value* a, Value* b, at::ScalarType dtype) {
   return g.op("Not", {g.op("Or", {ordered, nan})});
 }
 
+Value* from_sequence(SymbolicContext& g, Value* seq, int64_t axis, bool new_axis,
+                     at::ScalarType dtype) {
+  Value* r = g.op("ConcatFromSequence", {seq},
+                  {{"axis", axis}, {"new_axis", static_cast<int64_t>(new_axis)}});
+  if (seq->sequence_elem()) r->set_type(ir::TensorType{seq->sequence_elem()->dtype, std::nullopt});
+  return g.cast(r, dtype);
+}
+
 bool is_tensor_list(SymbolicContext& g, size_t i) {
   if (i >= g.node()->inputs().size()) return false;
   auto lt = g.node()->input(i)->type()->cast<c10::ListType>();

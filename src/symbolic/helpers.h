@@ -48,4 +48,8 @@ Value* equal(SymbolicContext& g, Value* a, Value* b, at::ScalarType dtype);
 // Whether input i of the aten node is a list of tensors (Tensor[] or Tensor?[]).
 bool is_tensor_list(SymbolicContext& g, size_t i);
 
+// cat / stack of an ONNX sequence along `axis` (a new one with `new_axis`), as `dtype`.
+Value* from_sequence(SymbolicContext& g, Value* seq, int64_t axis, bool new_axis,
+                     at::ScalarType dtype);
+
 }  // namespace tonnx::sym

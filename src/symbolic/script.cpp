@@ -56,6 +56,7 @@ TONNX_SYMBOLIC("aten::len", 9, [](SymbolicContext& g) -> Outputs {
                 {{"axis", int64_t{0}}});
   }
   auto lt = g.node()->input(0)->type()->cast<c10::ListType>();
+  if (g.is_sequence(0)) return g.op("SequenceLength", {g.sequence(0)});
   if (lt && lt->getElementType()->cast<c10::TensorType>())  // Tensor[] / List[Tensor]
     return g.constant(at::scalar_tensor(static_cast<int64_t>(g.inputs_list(0).size()), at::kLong));
   // int[] / float[]: a 1-D tensor (constant or computed, e.g. x.size()).
@@ -70,6 +71,7 @@ TONNX_SYMBOLIC("aten::len", 9, [](SymbolicContext& g) -> Outputs {
 // here, e.g. x.size()) is gathered, so the index may be computed.
 TONNX_SYMBOLIC("aten::__getitem__", 9, [](SymbolicContext& g) -> Outputs {
   auto lt = g.node()->input(0)->type()->cast<c10::ListType>();
+  if (g.is_sequence(0)) return g.op("SequenceAt", {g.sequence(0), g.cast(g.input(1), at::kLong)});
   if (lt && lt->getElementType()->cast<c10::TensorType>()) {  // Tensor[] / List[Tensor]
     std::vector<Value*> items = g.inputs_list(0);
     if (!g.is_constant(1)) {
@@ -142,6 +144,7 @@ TONNX_SYMBOLIC("aten::warn", 9, [](SymbolicContext&) -> Outputs { return std::ve
 
 // list(l): a copy of a list; lists are values in ONNX, so the same list.
 TONNX_SYMBOLIC("aten::list", 9, [](SymbolicContext& g) -> Outputs {
+  if (g.is_sequence(0)) return g.sequence(0);
   if (is_tensor_list(g, 0)) return g.inputs_list(0);
   return g.op("Identity", {g.input(0)});
 });

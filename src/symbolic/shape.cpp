@@ -47,16 +47,19 @@ TONNX_SYMBOLIC(
       return g.op("Reshape", {x, target});
     });
 
-// cat(tensors, dim): every input converted to the result's type.
-TONNX_SYMBOLIC("aten::cat", 9,
-               [](SymbolicContext& g, std::vector<Value*> xs, int64_t dim) -> Outputs {
-                 at::ScalarType dt = g.output_scalar_type();
-                 auto out = g.output_type();
-                 int64_t rank = out && out->shape ? static_cast<int64_t>(out->shape->size()) : 0;
-                 std::vector<Value*> inputs;
-                 for (Value* x : xs) inputs.push_back(g.cast(x, dt));
-                 return g.op("Concat", inputs, {{"axis", rank ? norm_dim(g, dim, rank) : dim}});
-               });
+// cat(tensors, dim): every input converted to the result's type; a list that changes at run
+// time (an ONNX sequence) through ConcatFromSequence.
+TONNX_SYMBOLIC("aten::cat", 9, [](SymbolicContext& g) -> Outputs {
+  int64_t dim = g.i(1);
+  at::ScalarType dt = g.output_scalar_type();
+  auto out = g.output_type();
+  int64_t rank = out && out->shape ? static_cast<int64_t>(out->shape->size()) : 0;
+  int64_t axis = rank ? norm_dim(g, dim, rank) : dim;
+  if (g.is_sequence(0)) return from_sequence(g, g.sequence(0), axis, false, dt);
+  std::vector<Value*> inputs;
+  for (Value* x : g.inputs_list(0)) inputs.push_back(g.cast(x, dt));
+  return g.op("Concat", inputs, {{"axis", axis}});
+});
 
 // Scalars in traces are 0-d tensors already.
 TONNX_SYMBOLIC("prim::NumToTensor", 9, [](SymbolicContext&, Value* x) { return x; });
@@ -106,6 +109,12 @@ TONNX_SYMBOLIC("aten::numel", 9, [](SymbolicContext& g, Value* x) { return g.op(
 TONNX_SYMBOLIC("aten::size", 9, [](SymbolicContext& g) -> Outputs {
   Value* shp = shape_of(g, 0);
   if (g.num_inputs() == 1) return shp;
+  if (!g.is_constant(1)) {  // x.size(i) in a loop over dims: i + rank where negative
+    Value* d = g.cast(g.input(1), at::kLong);
+    Value* zero = g.constant_scalar(0, at::kLong);
+    d = g.op("Where", {g.op("Less", {d, zero}), g.op("Add", {d, g.op("Size", {shp})}), d});
+    return g.op("Gather", {shp, d}, {{"axis", int64_t{0}}});
+  }
   int64_t dim = arg_dim(g, 0, g.i(1));
   return g.op("Gather", {shp, g.constant(at::scalar_tensor(dim, at::kLong))},
               {{"axis", int64_t{0}}});

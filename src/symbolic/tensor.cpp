@@ -164,19 +164,22 @@ TONNX_SYMBOLIC("aten::unbind", 9, [](SymbolicContext& g, Value* x, int64_t dim) 
   return parts;
 });
 
-TONNX_SYMBOLIC("aten::stack", 9,
-               [](SymbolicContext& g, std::vector<Value*> xs, int64_t dim) -> Outputs {
-                 auto out = g.output_type();
-                 int64_t d = dim;
-                 if (dim < 0 || (out && out->shape)) {
-                   if (!out || !out->shape) g.fail("the rank of the result is not known");
-                   d = norm_dim(g, dim, static_cast<int64_t>(out->shape->size()));
-                 }
-                 at::ScalarType dt = g.output_scalar_type();
-                 std::vector<Value*> parts;
-                 for (Value* x : xs) parts.push_back(unsqueeze(g, g.cast(x, dt), {d}));
-                 return g.op("Concat", parts, {{"axis", d}});
-               });
+// stack(tensors, dim); a list that changes at run time (an ONNX sequence) through
+// ConcatFromSequence with new_axis.
+TONNX_SYMBOLIC("aten::stack", 9, [](SymbolicContext& g) -> Outputs {
+  int64_t dim = g.i(1);
+  auto out = g.output_type();
+  int64_t d = dim;
+  if (dim < 0 || (out && out->shape)) {
+    if (!out || !out->shape) g.fail("the rank of the result is not known");
+    d = norm_dim(g, dim, static_cast<int64_t>(out->shape->size()));
+  }
+  at::ScalarType dt = g.output_scalar_type();
+  if (g.is_sequence(0)) return from_sequence(g, g.sequence(0), d, true, dt);
+  std::vector<Value*> parts;
+  for (Value* x : g.inputs_list(0)) parts.push_back(unsqueeze(g, g.cast(x, dt), {d}));
+  return g.op("Concat", parts, {{"axis", d}});
+});
 
 TONNX_SYMBOLIC(
     "aten::index_select", 9, [](SymbolicContext& g, Value* x, int64_t dim, Value* index) {

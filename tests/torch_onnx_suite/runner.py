@@ -172,6 +172,9 @@ class NodeSession:
                 f.write(model if isinstance(model, bytes) else model.getvalue())
             model = path
         self.model = model
+        self.proto = onnx.load(model, load_external_data=False)
+        self.sequences = [p for p, o in enumerate(self.proto.graph.output)
+                          if o.type.HasField("sequence_type")]
         meta = SERVER.ask({"op": "load", "model": model})
         self.input_names = meta["inputs"]
         global LAYOUT
@@ -204,7 +207,57 @@ class NodeSession:
                 spread.extend(value)
             else:
                 spread.append(value)
-        request = {"op": "run", "model": self.model, "outdir": WORK, "feeds": []}
+        if len(spread) > len(names):
+            raise RuntimeError("%d inputs for a model with %d" % (len(spread), len(names)))
+        if not self.sequences:
+            return self._run(self.model, names, spread)
+        # onnxruntime-node returns tensors only: a sequence output is read as its length
+        # (SequenceLength), then element by element (SequenceAt), and given back as a list,
+        # as the Python onnxruntime returns it.
+        lengths = self._run(self._reader(None), names, spread)
+        outs = self._run(self._reader([int(lengths[p]) for p in self.sequences]), names, spread)
+        result, k = [], 0
+        for p in range(len(self.proto.graph.output)):
+            if p in self.sequences:
+                n = int(lengths[p])
+                result.append(list(outs[k:k + n]))
+                k += n
+            else:
+                result.append(outs[k])
+                k += 1
+        return result
+
+    def _reader(self, lengths):
+        """The model with each sequence output replaced by its length (lengths None) or by
+        its `lengths[i]` elements."""
+        m = onnx.ModelProto()
+        m.CopyFrom(self.proto)
+        outputs = list(m.graph.output)
+        del m.graph.output[:]
+        for p, out in enumerate(outputs):
+            if p not in self.sequences:
+                m.graph.output.append(out)
+                continue
+            if lengths is None:
+                name = "__tonnx_len_%d" % p
+                m.graph.node.append(onnx.helper.make_node("SequenceLength", [out.name], [name]))
+                m.graph.output.append(onnx.helper.make_tensor_value_info(name, onnx.TensorProto.INT64, []))
+                continue
+            elem = out.type.sequence_type.elem_type.tensor_type.elem_type
+            for i in range(lengths[self.sequences.index(p)]):
+                idx, name = "__tonnx_idx_%d_%d" % (p, i), "__tonnx_at_%d_%d" % (p, i)
+                m.graph.node.append(onnx.helper.make_node(
+                    "Constant", [], [idx], value=onnx.helper.make_tensor(idx, onnx.TensorProto.INT64, [], [i])))
+                m.graph.node.append(onnx.helper.make_node("SequenceAt", [out.name, idx], [name]))
+                m.graph.output.append(onnx.helper.make_tensor_value_info(name, elem, None))
+        NodeSession.counter += 1
+        path = os.path.join(WORK, "session_%d_reader.onnx" % NodeSession.counter)
+        onnx.save(m, path)
+        SERVER.ask({"op": "load", "model": path})
+        return path
+
+    def _run(self, model, names, spread):
+        request = {"op": "run", "model": model, "outdir": WORK, "feeds": []}
         if len(spread) > len(names):
             raise RuntimeError("%d inputs for a model with %d" % (len(spread), len(names)))
         for k, value in enumerate(spread):
