@@ -77,7 +77,12 @@ def forward(self, x, k):
     res.insert(-100, mid * 2.0)
     res[i] = x[0] * 3.0
     res[-2] = x[1] * 5.0
-    return torch.stack(res), last, first, mid
+    scratch = [x[0]]
+    for j in range(x.size(0)):
+        scratch.append(x[j])
+    scratch.clear()
+    scratch.append(x[2])
+    return torch.stack(res), last, first, mid, torch.stack(scratch)
 )",
         {torch::randn({7, 2}), torch::tensor(1L)}, "sequence_changes");
 }
@@ -97,7 +102,10 @@ def forward(self, x):
     res.extend([t[5]])
     res += [t[0]]
     popped = res.pop()
-    return torch.stack(res), popped
+    other = [t[1], t[2]]
+    other.clear()
+    other.append(t[3])
+    return torch.stack(res), popped, torch.stack(other)
 )",
                            {torch::randn({6, 3})}, "known_list_changes");
   for (const std::string& op : op_types(path))
@@ -143,6 +151,8 @@ def forward(self, x):
     sizes[-1] = 9
     last = scales.pop()
     scales[0] = last
+    flags.clear()
+    flags.append(x.size(0) == 3)
     up = torch.upsample_nearest1d(x, None, scales[0:1])
     return torch.tensor(sizes), torch.tensor(scales), torch.tensor(flags), x.new_zeros(sizes[1:3]), up
 )",

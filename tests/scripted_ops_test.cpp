@@ -48,6 +48,17 @@ def forward(self, x, w):
                         "script_conv_transpose");
 }
 
+// x.device.type (prim::type of prim::device) folds to the string "cpu" at export.
+TEST(ScriptedOps, DeviceType) {
+  expect_script_matches(R"(
+def forward(self, x):
+    if x.device.type == "cpu":
+        return x + 1.0
+    return x - 1.0
+)",
+                        {torch::randn({2, 3})}, "device_type");
+}
+
 // IntImplicit: a 0-d tensor where TorchScript wants an int (topk's k computed at run time).
 TEST(ScriptedOps, IntImplicit) {
   expect_script_matches(R"(
