@@ -48,6 +48,19 @@ def forward(self, x, w):
                         "script_conv_transpose");
 }
 
+// math.floor / math.ceil of a float give an int (Floor in floats, then the cast); floor and
+// ceil of an integer tensor are the tensor (ONNX's Floor takes floats only).
+TEST(ScriptedOps, FloorAndCeilToInt) {
+  expect_script_matches(R"(
+def forward(self, x):
+    n = math.floor(float(x.size(0)) * 1.5)
+    m = math.ceil(float(x.size(1)) * 0.4)
+    k = x.long()
+    return x.new_zeros([n, m]), torch.floor(k), torch.ceil(k), torch.floor(x)
+)",
+                        {torch::randn({3, 4}) * 10}, "floor_ceil_to_int", 17, true);
+}
+
 // x.device.type (prim::type of prim::device) folds to the string "cpu" at export.
 TEST(ScriptedOps, DeviceType) {
   expect_script_matches(R"(

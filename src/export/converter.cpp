@@ -225,6 +225,11 @@ ir::Value* Converter::tensor_of(const jit::Value* v) {
            "cannot turn the constant of type " + v->type()->annotation_str() + " into a tensor");
     out = constant(t);
   } else if (p->kind() == c10::prim::ListConstruct) {
+    // A list of tensors is values (or a sequence), never one tensor: a symbolic that reads it
+    // with input() instead of inputs_list() would otherwise concatenate its elements.
+    if (is_tensor_list_type(v->type()))
+      fail(current_, std::string("list %") + v->debugName() +
+                         " of tensors is used where one tensor is expected");
     // An int[] whose elements are computed (sizes under dynamic axes): Concat of 1-D pieces.
     if (auto iv = constant_ivalue(v)) {
       out = constant(ivalue_to_tensor(*iv));

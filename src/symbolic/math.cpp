@@ -82,6 +82,17 @@ const bool kUnaryTable = [] {
     detail::register_builtin(aten, 9, [op](SymbolicContext& g) -> Outputs {
       if (op == "Not") return g.op(op, {g.cast(g.input(0), at::kBool)});
       if (op == "IsNaN") return g.op(op, {g.input(0)});
+      if (op == "Floor" || op == "Ceil") {
+        // floor/ceil of an integer tensor is the tensor (ONNX's Floor takes floats only);
+        // math.floor(x) -> int rounds in floats, then converts.
+        auto integral = [](const std::optional<ir::TensorType>& t) {
+          return t && t->dtype != ir::DType::Undefined &&
+                 at::isIntegralType(ir::scalar_type_from_dtype(t->dtype), /*includeBool=*/true);
+        };
+        if (integral(g.type(0))) return unary_input(g);
+        if (integral(g.output_type()))
+          return g.cast(g.op(op, {g.input(0)}), g.output_scalar_type());
+      }
       return g.op(op, {unary_input(g)});
     });
   }
