@@ -2,6 +2,8 @@
 // that a trace decomposes). The modules are compiled from TorchScript source in C++
 // (torch::jit::Module::define), exported, and checked against LibTorch on ONNX Runtime and
 // tonnx's backend.
+#include <torch/csrc/jit/frontend/resolver.h>
+#include <torch/csrc/jit/frontend/sugared_value.h>
 #include <torch/script.h>
 
 #include "test_util.h"
@@ -48,17 +50,35 @@ def forward(self, x, w):
                         "script_conv_transpose");
 }
 
+// `math` as Python's TorchScript resolves it (to aten's builtins): Module::define's default
+// resolver does not know it.
+struct MathResolver : torch::jit::Resolver {
+  std::shared_ptr<torch::jit::SugaredValue> resolveValue(
+      const std::string& name, torch::jit::GraphFunction& f,
+      const torch::jit::SourceRange& loc) override {
+    if (name == "math") return std::make_shared<torch::jit::BuiltinModule>("aten");
+    return torch::jit::nativeResolver()->resolveValue(name, f, loc);
+  }
+};
+
 // math.floor / math.ceil of a float give an int (Floor in floats, then the cast); floor and
 // ceil of an integer tensor are the tensor (ONNX's Floor takes floats only).
 TEST(ScriptedOps, FloorAndCeilToInt) {
-  expect_script_matches(R"(
+  torch::jit::Module m("Scripted");
+  m.define(R"(
 def forward(self, x):
     n = math.floor(float(x.size(0)) * 1.5)
-    m = math.ceil(float(x.size(1)) * 0.4)
+    c = math.ceil(float(x.size(1)) * 0.4)
     k = x.long()
-    return x.new_zeros([n, m]), torch.floor(k), torch.ceil(k), torch.floor(x)
+    return x.new_zeros([n, c]), torch.floor(k), torch.ceil(k), torch.floor(x)
 )",
-                        {torch::randn({3, 4}) * 10}, "floor_ceil_to_int", 17, true);
+           std::make_shared<MathResolver>());
+  std::vector<Tensor> in{torch::randn({3, 4}) * 10};
+  ExportOptions opt;
+  add_dynamic_axes(opt, "input", {0, 1});
+  std::string path = temp_dir("floor_ceil_to_int") + "/model.onnx";
+  ExportSummary s = export_model(m, in, path, opt);
+  expect_outputs_match(path, s.graph_inputs(in), s.eager_outputs, "floor_ceil_to_int");
 }
 
 // x.device.type (prim::type of prim::device) folds to the string "cpu" at export.
