@@ -266,6 +266,7 @@ std::vector<ir::Value*> Converter::tensor_list_of(const jit::Value* v) {
                        "whose length is known only at run time, and this op needs its elements "
                        "one by one; stack or cat the list, or index it, instead");
   const jit::Node* p = v->node();
+  if (p->kind() == c10::prim::Uninitialized) return {};  // no path that runs reads it
   if (p->kind() == c10::prim::ListConstruct || p->kind() == c10::prim::TupleConstruct) {
     std::vector<ir::Value*> out;
     for (const jit::Value* e : p->inputs()) out.push_back(tensor_of(e));

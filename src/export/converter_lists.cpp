@@ -10,6 +10,7 @@
 #include <functional>
 
 #include "export/converter.h"
+#include "export/functionalize.h"
 
 namespace tonnx::detail {
 namespace jit = torch::jit;
@@ -35,11 +36,6 @@ std::optional<ir::TensorType> number_list_type(const c10::TypePtr& t) {
 }
 
 namespace {
-bool is_list_change(const std::string& k) {
-  return k == "aten::append" || k == "aten::_set_item" || k == "aten::add_" ||
-         k == "tonnx::list_insert" || k == "tonnx::list_delete" || k == "tonnx::list_clear";
-}
-
 // dtype and rank where every element agrees (sizes vary along a loop).
 void merge(ListElems& into, const std::optional<ir::TensorType>& t) {
   into.has_elements = true;
@@ -93,7 +89,7 @@ void Converter::analyse_lists() {
       } else if (n->kind() == c10::prim::ListConstruct) {
         if (is_tensor_list_type(n->output()->type()))
           for (const jit::Value* e : n->inputs()) elems.emplace_back(n->output(), jit_type(e));
-      } else if (is_list_change(k) || k == "aten::add" || k == "aten::list" || k == "aten::slice") {
+      } else if (is_list_write(n) || k == "aten::add" || k == "aten::list" || k == "aten::slice") {
         if (n->outputs().size() == 1)
           for (const jit::Value* in : n->inputs()) unite(in, n->output());
         size_t el = k == "aten::append"                                   ? 1
@@ -174,13 +170,7 @@ ir::Value* Converter::sequence_of(const jit::Value* v) {
 
 // A value for a jit value that no path reads (prim::Uninitialized), typed like `like`.
 ir::Value* Converter::placeholder(const jit::Value* v, const ir::Value* like) {
-  if (is_tensor_list_type(v->type())) {
-    std::optional<ir::TensorType> elem = list_elem_type(v);
-    ir::Value* seq =
-        emit("SequenceEmpty", {}, {{"dtype", static_cast<int64_t>(elem->dtype)}}, 1, "")->output();
-    seq->set_sequence_elem(elem);
-    return seq;
-  }
+  if (is_tensor_list_type(v->type())) return sequence_of(v);  // empty (tensor_list_of)
   // The rank may stay unknown: ONNX's If takes branches of one dtype and any ranks.
   auto typed = [](const std::optional<ir::TensorType>& t) {
     return t && t->dtype != ir::DType::Undefined;

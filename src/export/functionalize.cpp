@@ -165,16 +165,6 @@ void replace_uses_inside(jit::Value* old, jit::Value* nw, const jit::Node* n) {
 
 bool is_list(const jit::Value* v) { return v->type()->kind() == c10::TypeKind::ListType; }
 
-// Ops that change the list in their input 0 and return its new contents as output 0, after
-// rewrite_list_mutations.
-bool is_list_write(const jit::Node* n) {
-  static const std::set<std::string> kWrites = {"aten::append",       "aten::_set_item",
-                                                "aten::add_",         "tonnx::list_insert",
-                                                "tonnx::list_delete", "tonnx::list_clear"};
-  return !n->inputs().empty() && is_list(n->input(0)) && n->outputs().size() == 1 &&
-         kWrites.count(n->kind().toQualString());
-}
-
 // List mutations made into ops that return the list's new contents (append, _set_item and
 // add_ already do): insert, del l[i], clear and extend get twins with a result; pop becomes
 // l[i] followed by the deletion. Any other op that writes into a list fails the export.
@@ -592,6 +582,14 @@ class Functionalizer {
 };
 
 }  // namespace
+
+bool is_list_write(const jit::Node* n) {
+  static const std::set<std::string> kWrites = {"aten::append",       "aten::_set_item",
+                                                "aten::add_",         "tonnx::list_insert",
+                                                "tonnx::list_delete", "tonnx::list_clear"};
+  return !n->inputs().empty() && is_list(n->input(0)) && n->outputs().size() == 1 &&
+         kWrites.count(n->kind().toQualString());
+}
 
 void functionalize_inplace(const std::shared_ptr<torch::jit::Graph>& graph) {
   Functionalizer(graph).run();

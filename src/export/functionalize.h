@@ -17,4 +17,8 @@ namespace tonnx::detail {
 
 void functionalize_inplace(const std::shared_ptr<torch::jit::Graph>& graph);
 
+// After the pass, the ops that change the list in their input 0 and return its new contents
+// as output 0 (append, l[i] = x, +=, and the twins of insert, del and clear).
+bool is_list_write(const torch::jit::Node* n);
+
 }  // namespace tonnx::detail
