@@ -5,12 +5,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 TONNX_RECORD_EMITTED=docs/emitted_ops.tsv "$build/tests/tonnx_tests" --gtest_brief=1 \
-  --gtest_filter='Opsets/*:Export.*:Registry.*:DynamicAxes.*:MaxPool.*:AdaptivePool.*:SeedExample.*:*TorchScript*:ScriptedOps.*' >/dev/null
+  --gtest_filter='Opsets/*:Export.*:Registry.*:DynamicAxes.*:MaxPool.*:AdaptivePool.*:SeedExample.*:*TorchScript*:ScriptedOps.*:Quantized.*' >/dev/null
 # Ops that only Python-traced TorchScript files contain (prim::NumToTensor from x.size()).
 dir=$(mktemp -d)
 /usr/bin/python3 tests/fixtures/torchvision_classifiers.py "$dir" flatten_view 2>/dev/null
 TONNX_RECORD_EMITTED="$dir/emitted.tsv" "$build/tonnx" export "$dir/flatten_view/model.pt" -o "$dir/m.onnx" \
   --inputs "$dir/flatten_view/data/test_data_set_0/input_0.pb" >/dev/null
+# Quantized layers exist only in Python-made TorchScript files (tests/quantized_test.sh).
+for opset in 10 13 17; do
+  TONNX_RECORD_EMITTED="$dir/emitted.tsv" tests/quantized_test.sh "$build" . "$opset" >/dev/null
+done
 sort -u docs/emitted_ops.tsv "$dir/emitted.tsv" -o docs/emitted_ops.tsv
 rm -rf "$dir"
 "$build/tonnx" symbolics --markdown --emitted docs/emitted_ops.tsv |

@@ -177,8 +177,10 @@ Rep prepare(ir::Model model, const std::string& device = "CPU", const PrepareOpt
 // backend's kernels, so that export and run agree on semantics, and replaces their outputs
 // with initializers. With fold_shapes, Shape of a value whose shape is fully static folds too.
 // Skips non-deterministic ops, nodes with subgraphs, graph outputs, and results that would
-// blow a small input up into a large constant. Returns the nodes folded.
-size_t fold_constants(ir::Graph& g, int opset, bool fold_shapes);
+// blow a small input up into a large constant. With keep_dequantize, DequantizeLinear stays (an
+// exported model keeps its integer weights, in the QuantizeLinear/DequantizeLinear form that
+// runtimes fuse into integer kernels). Returns the nodes folded.
+size_t fold_constants(ir::Graph& g, int opset, bool fold_shapes, bool keep_dequantize = false);
 
 // A registered kernel: the ONNX op, its domain ("" is ai.onnx) and its opset range.
 struct KernelInfo {

@@ -120,6 +120,22 @@ class SymbolicContext {
   // TorchScript type of input i: "Tensor", "int", "float", "bool", "str", "int[]", "NoneType"...
   std::string arg_type(size_t i) const;
 
+  // --- quantized tensors ---
+  // A quantized tensor is exported as its integer values with a scale (float, 0-d) and a zero
+  // point (0-d, of the integer type); a graph input or output that is one carries all three,
+  // as torch.onnx's are. An op on it dequantizes (DequantizeLinear), computes in float and
+  // quantizes its result (QuantizeLinear).
+  bool is_quantized(size_t i) const;
+  ir::Value* dequantize(size_t i);  // input i in float; an input that is not quantized as it is
+  ir::Value* dequantize_value(ir::Value* v);  // the same for a value (an element of a list)
+  // Float x quantized with (scale, zero_point) into the integer type of qtype (at::kQUInt8,
+  // at::kQInt8 or at::kQInt32): return it as the value of a quantized output of this node.
+  ir::Value* quantize(ir::Value* x, ir::Value* scale, ir::Value* zero_point);
+  ir::Value* quantize(ir::Value* x, double scale, int64_t zero_point, at::ScalarType qtype);
+  // A constant quantized tensor (a weight) as float: its integer values stay in the model,
+  // dequantized by DequantizeLinear (per channel from opset 13; below, dequantized at export).
+  ir::Value* dequantize_constant(const at::Tensor& q);
+
   // Fails the export with a message that names the op, its scope and what is wrong.
   [[noreturn]] void fail(const std::string& what) const;
   // Fails because this opset cannot express the op; names the opset that can.

@@ -36,7 +36,7 @@ std::optional<std::vector<int64_t>> static_shape(const ir::Value* v) {
 
 }  // namespace
 
-size_t fold_constants(ir::Graph& g, int opset, bool fold_shapes) {
+size_t fold_constants(ir::Graph& g, int opset, bool fold_shapes, bool keep_dequantize) {
   std::unordered_map<const ir::Value*, at::Tensor> known;
   for (const auto& [v, t] : g.initializers()) known[v] = t;
   std::unordered_set<const ir::Value*> graph_outputs(g.outputs().begin(), g.outputs().end());
@@ -46,7 +46,7 @@ size_t fold_constants(ir::Graph& g, int opset, bool fold_shapes) {
   int counter = 0;
   for (ir::Node* n : nodes) {
     if (!n->domain().empty() || nondeterministic(n->op_type()) || makes_optional(n->op_type()) ||
-        n->has_subgraphs())
+        n->has_subgraphs() || (keep_dequantize && n->op_type() == "DequantizeLinear"))
       continue;
     if (n->op_type() == "Constant") {
       if (n->has_attr("value")) known[n->output()] = n->attr("value")->t();

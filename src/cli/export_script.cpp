@@ -3,6 +3,7 @@
 // inputs of given shapes (--input-shape).
 #include <torch/script.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
@@ -97,8 +98,31 @@ c10::IValue parse_sequence(const std::string& tok) {
                    "(tuple) anything");
 }
 
+// (VALUES.pb,SCALE,ZERO_POINT): a tensor quantized per tensor, from its integer values (uint8:
+// quint8, int8: qint8, int32: qint32), as a quantized graph input is fed.
+c10::IValue parse_quantized(const std::string& tok) {
+  std::vector<std::string> parts = split_inputs(tok.substr(1, tok.size() - 2));
+  if (parts.size() != 3)
+    throw UsageError("--inputs: quantized" + tok +
+                     " needs three items: quantized(VALUES.pb,SCALE,ZERO_POINT)");
+  at::Tensor ints = read_input(parts[0]);
+  at::ScalarType st = ints.scalar_type();
+  if (st != at::kByte && st != at::kChar && st != at::kInt)
+    throw UsageError("--inputs: quantized values in '" + parts[0] + "' are " +
+                     std::string(c10::toString(ints.scalar_type())) +
+                     "; expected uint8, int8 or int32");
+  char* end = nullptr;
+  double scale = std::strtod(parts[1].c_str(), &end);
+  if (end != parts[1].c_str() + parts[1].size() || !(scale > 0))
+    throw UsageError("--inputs: the scale of quantized" + tok + " must be a number > 0, got '" +
+                     parts[1] + "'");
+  int64_t zp = parse_int(parts[2], "zero point");
+  return at::_make_per_tensor_quantized_tensor(ints.contiguous(), scale, zp);
+}
+
 // One --inputs token: a TensorProto file, or a value for a non-tensor argument of forward:
-// none, true/false, an int, a float, a bracketed list of numbers or tensors, or a tuple.
+// none, true/false, an int, a float, a bracketed list of numbers or tensors, a tuple, or
+// quantized(VALUES.pb,SCALE,ZERO_POINT).
 c10::IValue parse_input(const std::string& tok) {
   if (tok == "none" || tok == "None") return c10::IValue();
   if (tok == "true" || tok == "True") return c10::IValue(true);
@@ -123,6 +147,8 @@ c10::IValue parse_input(const std::string& tok) {
   bool is_int = false;
   if (auto v = number(tok, &is_int))
     return is_int ? c10::IValue(static_cast<int64_t>(std::stoll(tok))) : c10::IValue(*v);
+  const std::string q = "quantized(";
+  if (tok.rfind(q, 0) == 0 && tok.back() == ')') return parse_quantized(tok.substr(q.size() - 1));
   if (tok.size() >= 2 &&
       ((tok.front() == '[' && tok.back() == ']') || (tok.front() == '(' && tok.back() == ')')))
     return parse_sequence(tok);
@@ -180,6 +206,12 @@ int cmd_export_script(const Args& a) {
   ExportSummary s = export_model_args(m, args, *out, opt);
   if (auto dir = a.get("--test-data")) write_export_test_data(*dir, inputs, s);
   std::cout << s.str();
+  // As in torch.onnx, an example input the model never reads is not a graph input: say so.
+  for (size_t k = 0; k < inputs.size(); ++k)
+    if (std::find(s.input_positions.begin(), s.input_positions.end(), static_cast<int64_t>(k)) ==
+        s.input_positions.end())
+      std::cout << "  example input " << k
+                << " is not a graph input: the model does not read its values\n";
   return 0;
 }
 

@@ -24,7 +24,10 @@ std::optional<ir::TensorType> jit_type(const jit::Value* v) {
     return std::nullopt;
   }
   ir::TensorType t;
-  if (auto st = tt->scalarType()) t.dtype = ir::dtype_from_scalar_type(*st);
+  // A quantized tensor reads as the floats it stands for: symbolics see their inputs
+  // dequantized (converter_quant.cpp); its integer values are typed where they are made.
+  if (auto st = tt->scalarType())
+    t.dtype = c10::isQIntType(*st) ? ir::DType::Float : ir::dtype_from_scalar_type(*st);
   // Dims known on their own: Float(*, 2, 48) keeps 2 and 48.
   if (auto sizes = tt->sizes().sizes()) {
     std::vector<ir::Dim> dims;
@@ -223,7 +226,7 @@ ir::Value* Converter::tensor_of(const jit::Value* v) {
     if (!t.defined())
       fail(current_,
            "cannot turn the constant of type " + v->type()->annotation_str() + " into a tensor");
-    out = constant(t);
+    out = t.is_quantized() ? quantized_constant(t) : constant(t);
   } else if (p->kind() == c10::prim::ListConstruct) {
     // A list of tensors is values (or a sequence), never one tensor: a symbolic that reads it
     // with input() instead of inputs_list() would otherwise concatenate its elements.
@@ -411,9 +414,20 @@ void Converter::convert_node(const jit::Node* n) {
     case c10::prim::Uninitialized:
       return;  // materialized where used
     case c10::prim::If:
-      return convert_if(n);
     case c10::prim::Loop:
-      return convert_loop(n);
+      // A loop does not carry a quantized value's scale and zero point (an If does, where both
+      // branches agree on them: quantized_if_outputs).
+      for (const jit::Value* v : n->outputs())
+        if (n->kind() == c10::prim::Loop && is_quantized(v))
+          fail(n,
+               "a quantized tensor is carried through a loop; tonnx follows quantized tensors "
+               "through loops only as floats (dequantize() it before the loop)");
+      for (const jit::Value* v : n->inputs())
+        if (n->kind() == c10::prim::Loop && is_quantized(v))
+          fail(n,
+               "a quantized tensor is carried into a loop; tonnx follows quantized tensors "
+               "through loops only as floats (dequantize() it before the loop)");
+      return n->kind() == c10::prim::If ? convert_if(n) : convert_loop(n);
     case c10::prim::ListUnpack:
     case c10::prim::TupleUnpack: {
       // An int[] computed at run time (h, w = x.shape[2:]): one 1-D tensor, gathered per element.
@@ -488,6 +502,7 @@ void Converter::convert_node(const jit::Node* n) {
     fallback_node(n, cfg_.export_type == OperatorExportTypes::ONNX_ATEN_FALLBACK);
     return;
   }
+  if (convert_dequantized(n, *fn)) return;
   SymbolicContext g(*this, n);
   Outputs outs = [&]() -> Outputs {
     try {
@@ -539,7 +554,10 @@ ir::Model Converter::convert() {
         (*type->shape)[*a] = ir::Dim::named(sym);
       }
     }
-    if (i < n_user || !cfg_.export_params) {
+    if (i < n_user && is_quantized_type(in)) {
+      add_quantized_input(in, name, type, i, used_names);
+    } else if (i < n_user || !cfg_.export_params) {
+      if (i < n_user) input_examples_.push_back(static_cast<int64_t>(i));
       bind(in, g.add_input(name, type));
     } else {
       ir::Value* v = g.add_initializer(name, cfg_.params[i - n_user].tensor.detach());
@@ -573,7 +591,14 @@ ir::Model Converter::convert() {
         is_tensor_list_type(outputs[k]->type()) ? sequence_of(outputs[k]) : tensor_of(outputs[k]);
     if (!v) throw ExportError("output " + std::to_string(k) + " of the model is None");
     // An output that is an input, an initializer or another output needs its own node.
-    if (!v->producer() || seen.count(v) || v->producer()->op_type() == "Constant") v = copy_of(v);
+    if (!v->producer() || seen.count(v) || v->producer()->op_type() == "Constant") {
+      ir::Value* copy = copy_of(v);
+      if (const QParams* q = qparams(v)) {
+        QParams params = *q;
+        qparams_[copy] = params;
+      }
+      v = copy;
+    }
     seen.insert(v);
     std::string name =
         k < cfg_.output_names.size() ? cfg_.output_names[k] : "output_" + std::to_string(k);
@@ -591,6 +616,10 @@ ir::Model Converter::convert() {
           int64_t rank = static_cast<int64_t>(type->shape->size());
           if (auto a = ir::normalize_axis(axis, rank)) (*type->shape)[*a] = ir::Dim::named(sym);
         }
+    }
+    if (is_quantized_type(outputs[k])) {
+      add_quantized_output(v, name, type, used_names);
+      continue;
     }
     v->set_type(type);
     g.add_output(v);

@@ -64,6 +64,23 @@ class Converter {
   ir::Value* sequence_of(const torch::jit::Value* v);  // a known list becomes one
   ir::Value* mark_sequence(ir::Value* seq, const torch::jit::Value* list);
   std::optional<ir::TensorType> list_elem_type(const torch::jit::Value* list);
+  // Quantized tensors (converter_quant.cpp): a value's integer tensor, bound like any tensor,
+  // with its scale and zero point here.
+  struct QParams {
+    ir::Value* scale = nullptr;       // float: 0-d, or 1-D per channel
+    ir::Value* zero_point = nullptr;  // of the integer type, shaped like scale
+    std::optional<int64_t> axis;      // per channel
+    at::ScalarType qtype = at::kQUInt8;
+  };
+  const QParams* qparams(const ir::Value* v) const;
+  bool is_quantized(const torch::jit::Value* v) const;   // by its type or its bound value
+  ir::Value* dequantized(ir::Value* v);                  // DequantizeLinear of a quantized value
+  ir::Value* quantized(ir::Value* x, const QParams& q);  // QuantizeLinear, recorded
+  ir::Value* quantized_constant(const at::Tensor& q);    // integer constant, recorded
+  ir::Value* dequantized_constant(const at::Tensor& q);
+  // For each user graph input, in order, the position of the example input it comes from (a
+  // quantized example input is three graph inputs: values, scale, zero point).
+  const std::vector<int64_t>& input_examples() const { return input_examples_; }
 
  private:
   void check_feasible();
@@ -95,6 +112,20 @@ class Converter {
   void fallback_node(const torch::jit::Node* n, bool aten_node);
   bool structural(const torch::jit::Node* n) const;
   const SymbolicFn* lookup(const torch::jit::Node* n) const;
+  // An op with quantized inputs that has no quantized symbolic: through its float symbolic on
+  // the dequantized inputs, its quantized outputs quantized again. False when no input is
+  // quantized.
+  bool convert_dequantized(const torch::jit::Node* n, const SymbolicFn& fn);
+  void add_quantized_input(const torch::jit::Value* in, const std::string& name,
+                           const std::optional<ir::TensorType>& type, size_t example,
+                           std::set<std::string>& used_names);
+  // An If whose branches both return quantized values with the same scale and zero point
+  // (made before the If) returns one; other quantized If outputs fail.
+  void quantized_if_outputs(const torch::jit::Node* n, ir::Node* node,
+                            const std::vector<ir::Value*>& then_outs,
+                            const std::vector<ir::Value*>& else_outs);
+  void add_quantized_output(ir::Value* v, const std::string& name,
+                            std::optional<ir::TensorType> type, std::set<std::string>& used_names);
 
   std::shared_ptr<torch::jit::Graph> jg_;
   ConvertConfig cfg_;
@@ -108,9 +139,13 @@ class Converter {
   bool lists_analysed_ = false;
   std::unordered_map<const torch::jit::Value*, const torch::jit::Value*> list_class_;
   std::unordered_map<const torch::jit::Value*, ListElems> list_elems_;
+  std::unordered_map<const ir::Value*, QParams> qparams_;
+  std::vector<int64_t> input_examples_;
 };
 
 std::optional<ir::TensorType> jit_type(const torch::jit::Value* v);
 std::optional<c10::IValue> constant_ivalue(const torch::jit::Value* v);
+bool is_quantized_type(const torch::jit::Value* v);  // a tensor of a quantized dtype
+ir::DType quantized_storage(at::ScalarType qtype);   // QUInt8 -> UInt8, ...
 
 }  // namespace tonnx::detail

@@ -166,6 +166,7 @@ void Converter::convert_if(const jit::Node* n) {
   current_ = n;
   ir::Node* node = emit("If", {cond}, std::move(attrs), n->outputs().size(), "");
   bind_control_outputs(n, node);
+  quantized_if_outputs(n, node, branch[0].outs, branch[1].outs);
   // Outputs the trace left untyped (a branch that returns early) take their branches' type.
   for (size_t i = 0; i < n->outputs().size(); ++i) {
     ir::Value* v = node->output(i);

@@ -33,12 +33,23 @@ void add_dynamic_axes(ExportOptions& opt, const std::string& name,
 std::vector<torch::Tensor> ExportSummary::graph_inputs(
     const std::vector<torch::Tensor>& example) const {
   std::vector<torch::Tensor> out;
-  for (int64_t k : input_positions) {
+  // A quantized example is three graph inputs in a row: values, scale (double), zero point.
+  for (size_t i = 0; i < input_positions.size(); ++i) {
+    int64_t k = input_positions[i];
     if (k < 0 || k >= static_cast<int64_t>(example.size()))
       throw std::invalid_argument("graph_inputs: the export had more example inputs (input " +
                                   std::to_string(k) + ") than the " +
                                   std::to_string(example.size()) + " given");
-    out.push_back(example[static_cast<size_t>(k)]);
+    const at::Tensor& t = example[static_cast<size_t>(k)];
+    if (t.defined() && t.is_quantized() && i + 2 < input_positions.size() &&
+        input_positions[i + 1] == k && input_positions[i + 2] == k) {
+      out.push_back(t.int_repr());
+      out.push_back(at::scalar_tensor(t.q_scale(), at::kDouble));
+      out.push_back(at::scalar_tensor(t.q_zero_point(), at::kLong));
+      i += 2;
+      continue;
+    }
+    out.push_back(t);
   }
   return out;
 }
@@ -47,7 +58,17 @@ std::string ExportSummary::str() const {
   std::ostringstream os;
   os << "exported " << path << " (opset " << opset << ", " << num_nodes << " nodes, "
      << num_initializers << " initializers, " << file_bytes << " bytes, " << seconds << " s)\n";
-  for (const auto& i : inputs) os << "  input  " << i.name << " : " << i.type.str() << "\n";
+  // Which example input feeds each graph input, where that is not simply the k-th: an example
+  // the model does not read is not a graph input (see input_positions).
+  bool identity = true;
+  for (size_t k = 0; k < input_positions.size(); ++k)
+    identity = identity && input_positions[k] == static_cast<int64_t>(k);
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    os << "  input  " << inputs[k].name << " : " << inputs[k].type.str();
+    if (!identity && k < input_positions.size())
+      os << "  (example input " << input_positions[k] << ")";
+    os << "\n";
+  }
   for (const auto& o : outputs) os << "  output " << o.name << " : " << o.type.str() << "\n";
   os << "  ops:";
   for (const auto& [op, n] : op_counts) os << " " << op << "=" << n;
@@ -133,19 +154,32 @@ void learn_output_dims(ir::Graph& g, const onnx::GraphProto& inferred) {
 // As torch.onnx does, the graph keeps only the inputs it reads: one read for its static
 // shape alone (folded into a constant) or not at all is dropped. Returns, for each user input
 // kept, its position among the example inputs.
-std::vector<int64_t> remove_unused_inputs(ir::Graph& g, size_t num_user_inputs) {
+// `examples` holds, for each user graph input, the example input it comes from.
+std::vector<int64_t> remove_unused_inputs(ir::Graph& g, const std::vector<int64_t>& examples) {
   std::unordered_set<const ir::Value*> outputs(g.outputs().begin(), g.outputs().end());
   std::vector<ir::Value*> user(g.inputs().begin(),
-                               g.inputs().begin() + std::min(num_user_inputs, g.inputs().size()));
+                               g.inputs().begin() + std::min(examples.size(), g.inputs().size()));
   std::vector<int64_t> kept;
   for (size_t i = 0; i < user.size(); ++i) {
     if (g.is_initializer(user[i])) continue;
     if (user[i]->uses().empty() && !outputs.count(user[i]))
       g.remove_input(user[i]);
     else
-      kept.push_back(static_cast<int64_t>(i));
+      kept.push_back(examples[i]);
   }
   return kept;
+}
+
+// A quantized tensor as the graph carries it: integer values, scale (float), zero point.
+void add_flat(const at::Tensor& t, std::vector<torch::Tensor>& out) {
+  if (!t.defined() || !t.is_quantized() || t.qscheme() != at::kPerTensorAffine) {
+    out.push_back(t);
+    return;
+  }
+  at::Tensor ints = t.int_repr();
+  out.push_back(ints);
+  out.push_back(at::scalar_tensor(t.q_scale(), at::kFloat));
+  out.push_back(at::scalar_tensor(t.q_zero_point(), ints.scalar_type()));
 }
 
 // Which symbolic function made the node the checker rejected, and whose it is.
@@ -180,15 +214,17 @@ Exported finish_export(TraceResult tr, const ExportOptions& o) {
   cfg.params = tr.params;
   Exported ex;
   detail::functionalize_inplace(tr.graph);
-  ex.model = detail::Converter(tr.graph, cfg).convert();
-  ex.eager_outputs = std::move(tr.eager_outputs);
+  detail::Converter converter(tr.graph, cfg);
+  ex.model = converter.convert();
+  for (const auto& t : tr.eager_outputs) add_flat(t, ex.eager_outputs);
   timer.lap("convert");
 
   ir::Graph& g = *ex.model.graph;
   passes::fuse_transpose_into_gemm(g);
-  if (o.do_constant_folding) backend::fold_constants(g, o.opset_version, o.dynamic_axes.empty());
+  if (o.do_constant_folding)
+    backend::fold_constants(g, o.opset_version, o.dynamic_axes.empty(), true);
   passes::eliminate_dead_code(g);
-  ex.input_positions = remove_unused_inputs(g, tr.num_user_inputs);
+  ex.input_positions = remove_unused_inputs(g, converter.input_examples());
   passes::assign_names(g);
   timer.lap("passes");
 

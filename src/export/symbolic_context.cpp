@@ -254,6 +254,55 @@ std::vector<int64_t> SymbolicContext::sizes(size_t idx) const {
   return out;
 }
 
+bool SymbolicContext::is_quantized(size_t i) const { return c_.is_quantized(arg(node_, i, *this)); }
+
+ir::Value* SymbolicContext::dequantize(size_t i) { return dequantize_value(input(i)); }
+
+ir::Value* SymbolicContext::dequantize_value(ir::Value* v) {
+  if (c_.qparams(v)) detail::record_emitted(kind(), opset(), "DequantizeLinear");
+  return c_.dequantized(v);
+}
+
+ir::Value* SymbolicContext::quantize(ir::Value* x, ir::Value* scale, ir::Value* zero_point) {
+  if (!zero_point->type()) fail("internal: the zero point given to quantize() has no known type");
+  detail::Converter::QParams q;
+  switch (zero_point->type()->dtype) {
+    case ir::DType::UInt8:
+      q.qtype = at::kQUInt8;
+      break;
+    case ir::DType::Int8:
+      q.qtype = at::kQInt8;
+      break;
+    default:
+      fail("a zero point of type " + std::string(ir::dtype_name(zero_point->type()->dtype)) +
+           " (QuantizeLinear takes uint8 or int8)");
+  }
+  q.scale = cast(scale, at::kFloat);
+  q.zero_point = zero_point;
+  detail::record_emitted(kind(), opset(), "QuantizeLinear");
+  return c_.quantized(x, q);
+}
+
+ir::Value* SymbolicContext::quantize(ir::Value* x, double scale, int64_t zero_point,
+                                     at::ScalarType qtype) {
+  if (!(scale > 0)) fail("the scale " + std::to_string(scale) + " is not > 0");
+  if (!c10::isQIntType(qtype) || qtype == at::kQInt32)
+    fail(std::string("quantizing to ") + c10::toString(qtype) +
+         " (QuantizeLinear makes quint8 or qint8)");
+  at::ScalarType storage = c10::toUnderlying(qtype);
+  int64_t lo = storage == at::kByte ? 0 : -128, hi = storage == at::kByte ? 255 : 127;
+  if (zero_point < lo || zero_point > hi)
+    fail("the zero point " + std::to_string(zero_point) + " is outside " + c10::toString(qtype) +
+         "'s range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return quantize(x, constant_scalar(scale, at::kFloat), constant_scalar(zero_point, storage));
+}
+
+ir::Value* SymbolicContext::dequantize_constant(const at::Tensor& q) {
+  if (!q.is_quantized()) return constant(q);
+  detail::record_emitted(kind(), opset(), "DequantizeLinear");
+  return c_.dequantized_constant(q);
+}
+
 void SymbolicContext::fail(const std::string& what) const { c_.fail(node_, what); }
 
 void SymbolicContext::unsupported_below(int opset_needed, const std::string& what) const {

@@ -149,6 +149,13 @@ void set_scopes(jit::Block* block, const jit::ScopePtr& root) {
   }
 }
 
+// An object of a class registered from C++ (torch.classes.*), as opposed to a module or a
+// TorchScript class.
+bool is_custom_class(const c10::IValue& v) {
+  const auto& name = v.toObjectRef().type()->name();
+  return name && name->qualifiedName().rfind("__torch__.torch.classes.", 0) == 0;
+}
+
 // Replaces prim::GetAttr chains rooted at `self` by parameter inputs (tensors that are
 // parameters or buffers), constants (other tensors, numbers, bools, strings, None) or, for
 // submodules, nothing (their attribute reads are resolved through the chain).
@@ -213,8 +220,16 @@ class AttrResolver {
       n->output()->replaceAllUsesWith(w->second);
       return;
     }
-    if (v.isObject()) {
+    if (v.isObject() && !is_custom_class(v)) {
       objects_[n->output()] = {v, path};
+      return;
+    }
+    if (v.isObject()) {
+      // A C++ class object (a quantized layer's packed weights): a constant that the symbolic
+      // of the op reading it unpacks.
+      jit::WithInsertPoint guard(n);
+      auto c = g_.insertConstant(v);  // throws for objects a graph cannot hold
+      n->output()->replaceAllUsesWith(c);
       return;
     }
     jit::Value* replacement = nullptr;

@@ -144,8 +144,59 @@ class TonnxBatch:
             self.buf += chunk
 
 
-SKIPPED = "\x00skipped "
-LAYOUT = None  # per position of a scripted export's arguments: graph inputs it became (0: none)
+SKIPPED = "\x00feed "
+LAYOUT = None  # how the last tonnx export's example inputs become graph inputs (Layout)
+
+
+class Layout:
+    """What verification feeds for the example inputs of one export, and which of those values
+    tonnx's graph inputs take. `kinds` has one entry per value fed: "skip" (a forward argument
+    that is not a tensor: a constant of tonnx's export), "t" (a tensor), "q" (a quantized
+    tensor: values, scale and zero point, three feeds), or an int n (a list of n tensors, fed
+    as one list). Each tensor is one example input of tonnx (`positions`: for each graph input,
+    the example input it takes, as `tonnx export` prints them; None: the first ones in order)."""
+
+    def __init__(self, args, script):
+        self.kinds = []
+        for a in args:
+            self._add(a, script)
+        self.positions = None
+
+    def _add(self, a, script):
+        if isinstance(a, torch.Tensor):
+            self.kinds.append("q" if a.is_quantized else "t")
+        elif isinstance(a, tuple) and script:
+            for e in a:  # verification flattens tuples
+                self._add(e, script)
+        elif isinstance(a, list) and a and all(isinstance(e, torch.Tensor) for e in a):
+            self.kinds.append(len(a))
+        else:
+            self.kinds.append("skip")
+
+    def feeds(self):
+        return sum(3 if k == "q" else 1 for k in self.kinds)
+
+    def graph_inputs(self, values):
+        examples, i = [], 0
+        for k in self.kinds:
+            if k == "q":
+                examples.append(list(values[i:i + 3]))
+                i += 3
+                continue
+            v = values[i] if i < len(values) else None
+            i += 1
+            if k == "t":
+                examples.append([v])
+            elif isinstance(k, int):
+                examples.extend([e] for e in v)
+        if self.positions is None:
+            return [v for e in examples for v in e]
+        taken = [0] * len(examples)
+        out = []
+        for p in self.positions:
+            out.append(examples[p][taken[p]])
+            taken[p] += 1
+        return out
 SERVER = None
 BATCH = None
 EXPORTS = 0
@@ -181,32 +232,31 @@ class NodeSession:
         self.layout, LAYOUT = (LAYOUT if COLUMN == "tonnx" else None), None
 
     def get_inputs(self):
-        layout = self.layout
-        if not layout:
+        if self.layout is None:
             return [_Arg(n) for n in self.input_names]
-        # A scripted forward's non-tensor arguments are constants of tonnx's export, not graph
-        # inputs (torch.onnx makes them inputs): their positions in the feed are skipped.
-        names, real = [], 0
-        for k, entry in enumerate(layout):
-            if entry == 0:
-                names.append(SKIPPED + str(k))
-            else:
-                names.append(self.input_names[real] if real < len(self.input_names) else "?%d" % k)
-                real += entry
-        return [_Arg(n) for n in names]
+        # tonnx: one name per value verification feeds (a quantized tensor is three feeds,
+        # a forward argument that is not a tensor one that tonnx made a constant); run() maps
+        # them to the graph's inputs.
+        return [_Arg("%s%d" % (SKIPPED, k)) for k in range(self.layout.feeds())]
 
     def run(self, output_names, feeds, run_options=None):
-        # tonnx gives a list or tuple of tensors one graph input per tensor (torch.onnx: one
-        # sequence input); spread such a value over the following inputs when they exist.
-        values = [(n, v) for n, v in feeds.items() if not n.startswith(SKIPPED)]
-        spread = []
-        names = list(self.input_names)
-        for i, (name, value) in enumerate(values):
-            remaining_feeds = len(values) - i - 1
-            if isinstance(value, (list, tuple)) and len(names) - len(spread) - remaining_feeds >= len(value) > 1:
-                spread.extend(value)
-            else:
-                spread.append(value)
+        if self.layout is not None:
+            names = list(self.input_names)
+            # Without positions the graph takes the first example inputs, in order (the ones
+            # after them not read, or the graph has no inputs at all).
+            spread = self.layout.graph_inputs(list(feeds.values()))[: len(names)]
+        else:
+            # torch.onnx gives a list or tuple of tensors one sequence input; tonnx one input
+            # per tensor: spread such a value over the following inputs when they exist.
+            values = [(n, v) for n, v in feeds.items() if not n.startswith(SKIPPED)]
+            spread = []
+            names = list(self.input_names)
+            for i, (name, value) in enumerate(values):
+                remaining_feeds = len(values) - i - 1
+                if isinstance(value, (list, tuple)) and len(names) - len(spread) - remaining_feeds >= len(value) > 1:
+                    spread.extend(value)
+                else:
+                    spread.append(value)
         if len(spread) > len(names):
             raise RuntimeError("%d inputs for a model with %d" % (len(spread), len(names)))
         if not self.sequences:
@@ -301,6 +351,12 @@ COLUMN = "torch"
 
 
 def tensor_file(t, name):
+    """A tensor as a `tonnx export --inputs` item: a TensorProto file, or for a quantized tensor
+    quantized(VALUES.pb,SCALE,ZERO_POINT)."""
+    if t.is_quantized:
+        if t.qscheme() != torch.per_tensor_affine:
+            raise RuntimeError("runner: cannot pass a tensor quantized per channel")
+        return "quantized(%s,%r,%d)" % (tensor_file(t.int_repr(), name), t.q_scale(), t.q_zero_point())
     path = os.path.join(WORK, name + ".pb")
     arr = t.detach().cpu().numpy()
     with open(path, "wb") as f:
@@ -360,10 +416,7 @@ def tonnx_export(model, args, f, opset_version=None, do_constant_folding=True,
             raise RuntimeError("runner: keyword arguments to a scripted module")
         torch.jit.save(model, pt)
         inputs = [script_arg(a, "%s_in%d" % (tag, i)) for i, a in enumerate(args)]
-        global LAYOUT
-        LAYOUT = [1 if isinstance(a, torch.Tensor) else
-                  len(a) if isinstance(a, (list, tuple)) and a and all(isinstance(v, torch.Tensor) for v in a)
-                  else 0 for a in args]
+        layout = Layout(args, script=True)
     else:
         kw_names = list(kwargs)
         flat, desc = torch.jit._flatten(tuple(args) + tuple(kwargs[k] for k in kw_names))
@@ -379,6 +432,7 @@ def tonnx_export(model, args, f, opset_version=None, do_constant_folding=True,
             GLOBALS.in_onnx_export = previous
         traced.save(pt)
         inputs = [tensor_file(t, "%s_in%d" % (tag, i)) for i, t in enumerate(flat)]
+        layout = Layout(flat, script=False)
     out = os.path.join(WORK, tag + ".onnx")
     cmd = [ARGS.tonnx, "export", pt, "-o", out, "--opset", str(opset_version or 17)]
     if inputs:
@@ -406,6 +460,10 @@ def tonnx_export(model, args, f, opset_version=None, do_constant_folding=True,
         lines = [l for l in text.splitlines() if l.strip()] or ["exit %d" % rc]
         errors = [l for l in lines if "error" in l.lower()] or lines
         raise RuntimeError(errors[0].replace("tonnx export: error: ", "")[:300])
+    positions = [int(m) for m in re.findall(r"^\s*input\s.*\(example input (\d+)\)$", text, re.M)]
+    layout.positions = positions or None
+    global LAYOUT
+    LAYOUT = layout
     with open(out, "rb") as src:
         data = src.read()
     if isinstance(f, str):
@@ -428,6 +486,19 @@ class _UtilsForTonnx:
 
 
 verification.utils = _UtilsForTonnx(verification.utils)
+
+_real_prepare_input_for_ort = verification._prepare_input_for_ort
+
+
+def _prepare_input_for_ort(args, kwargs, remained_onnx_input_idx, flatten):
+    """The test's remained_onnx_input_idx says which inputs torch.onnx's graph keeps; tonnx's
+    export says which it keeps (Layout), so tonnx's model gets every input here."""
+    if COLUMN == "tonnx":
+        remained_onnx_input_idx = None
+    return _real_prepare_input_for_ort(args, kwargs, remained_onnx_input_idx, flatten)
+
+
+verification._prepare_input_for_ort = _prepare_input_for_ort
 
 import onnx_test_common  # noqa: E402
 
