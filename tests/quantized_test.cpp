@@ -23,7 +23,7 @@ def forward(self, x):
     c = torch.tanh(s)
     d = torch.max_pool2d(q.view(1, 1, 4, 6), [2, 2], [2, 2], [0, 0], [1, 1], False)
     e = torch.flatten(torch.hardtanh(q, -0.5, 0.5))
-    return a.dequantize(), b.dequantize(), c.dequantize(), d, e, q.dequantize() + s.dequantize()
+    return a.dequantize(), b.dequantize(), c.dequantize(), d, e, q.dequantize() + s.dequantize(), e.int_repr()
 )";
 
 class QuantizedOps : public ::testing::TestWithParam<int> {};
