@@ -72,7 +72,9 @@ options:
                                forward's other arguments as none, true/false, 3, 0.5 or
                                [1,2] (constants of the export); tuples and lists of
                                tensors as (a.pb,b.pb) and [a.pb,b.pb] (one graph input
-                               per tensor); quote the brackets for the shell
+                               per tensor); a quantized tensor as
+                               quantized(values.pb,SCALE,ZERO_POINT) (three graph inputs);
+                               quote the brackets for the shell
   --input-names a,b,...        names of the graph inputs, then of the parameters
   --output-names y,...         names of the graph outputs
   --opset N                    ONNX opset, 9 to 17 (default 17)
@@ -244,7 +246,8 @@ options:
   --output-dir DIR       write the outputs as output_K.pb
   --threads N            intra-op threads
   --repeat N             run N times after a warm-up and print median_ms
-  --rtol X --atol Y      tolerances for --test-data (default 1e-3, 1e-5)
+  --rtol X --atol Y      tolerances for --test-data (default 1e-3, 1e-5; integer outputs
+                         are exact unless atol allows whole steps: --atol 1)
   --profile              time every node; print the time per op type and the slowest nodes
   --fold-batchnorm       fold BatchNormalization into convolution weights (faster; rounds
                          differently from LibTorch)
