@@ -81,6 +81,30 @@ def forward(self, x):
   expect_outputs_match(path, s.graph_inputs(in), s.eager_outputs, "floor_ceil_to_int");
 }
 
+// unsqueeze at a dim computed at run time (from a tensor's value): Unsqueeze's axes input,
+// negative dims counting from the output's end as in torch; below opset 13 a clear refusal.
+TEST(ScriptedOps, UnsqueezeAtRunTimeDim) {
+  const char* source = R"(
+def forward(self, x, k):
+    return torch.unsqueeze(x, int(k)) * 2.0
+)";
+  ExportOptions opt;
+  opt.opset_version = 13;
+  for (int64_t k : {-1, 0, 2, -3})
+    test::expect_script_matches(source, {torch::randn({2, 3}), torch::tensor(k)}, opt,
+                                "unsqueeze_runtime_dim");
+  opt.opset_version = 11;
+  torch::jit::Module m("Scripted");
+  m.define(source);
+  try {
+    export_model(m, {torch::randn({2, 3}), torch::tensor(int64_t{1})},
+                 temp_dir("unsqueeze_runtime_dim_11") + "/model.onnx", opt);
+    FAIL() << "opset 11 cannot unsqueeze at a run-time dim";
+  } catch (const ExportError& e) {
+    EXPECT_NE(std::string(e.what()).find("opset 13"), std::string::npos) << e.what();
+  }
+}
+
 // x.device.type (prim::type of prim::device) folds to the string "cpu" at export.
 TEST(ScriptedOps, DeviceType) {
   expect_script_matches(R"(

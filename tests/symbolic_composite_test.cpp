@@ -238,6 +238,18 @@ TEST_P(Composite11, IndexCopyAndAdd) {
         return a.index_add(1, torch::tensor({0L, 2L, 3L, 1L}), s);
       },
       {torch::ones({5, 4, 3}), torch::randn({1, 4, 3})}, "index_add_broadcast_source");
+  // A source with fewer dims than self: each slice source.select(dim, i) aligns with self's
+  // slice from the right (torch.onnx's test_index_add_normal).
+  check(
+      [](Tensor a, Tensor s) {
+        return a.index_add(0, torch::tensor({0L, 2L, 3L, 1L, 4L}), s);
+      },
+      {torch::ones({5, 4, 3}), torch::randn({5, 1})}, "index_add_fewer_dims_dim0");
+  check(
+      [](Tensor a, Tensor s) {
+        return a.index_add(1, torch::tensor({0L, 2L}), s);
+      },
+      {torch::ones({2, 4, 3}), torch::randn({3, 2})}, "index_add_fewer_dims_dim1");
 }
 
 // Several indices of which some are bool masks: each mask indexes with its nonzero()

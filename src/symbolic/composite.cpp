@@ -135,10 +135,27 @@ Outputs index_scatter(SymbolicContext& g, bool add) {
   Value* source = input_as(g, 3, dt);
   if (add && g.num_inputs() > 4 && !g.is_none(4) && g.f(4) != 1.0)
     source = g.op("Mul", {source, g.constant_scalar(g.f(4), dt)});
-  if (g.rank(3) > rank) g.fail("source has more dims than self");
-  // torch adds (copies) each source slice into a self slice with broadcasting: a source of
-  // size 1 in a dim other than `dim` reaches every position of self there. The source is
-  // expanded to self's shape with dim's size replaced by the index's length.
+  int64_t srank = g.rank(3);
+  if (srank > rank) g.fail("source has more dims than self");
+  if (dim >= srank)
+    g.fail("source has " + std::to_string(srank) + " dims, so it has no dim " +
+           std::to_string(dim) + " to take slices along");
+  // torch adds (copies) each source slice (source.select(dim, i)) into a self slice with
+  // broadcasting: the slice's dims align with self's from the right, and a size 1 reaches every
+  // position of self there. A source of fewer dims gets leading dims of size 1, and its dim
+  // moves back to position `dim`; then it is expanded to self's shape with dim's size replaced
+  // by the index's length.
+  if (srank < rank) {
+    std::vector<int64_t> front;
+    for (int64_t k = 0; k < rank - srank; ++k) front.push_back(k);
+    source = unsqueeze(g, source, front);
+    int64_t from = dim + rank - srank;
+    std::vector<int64_t> perm;
+    for (int64_t k = 0; k < rank; ++k)
+      if (k != from) perm.push_back(k);
+    perm.insert(perm.begin() + dim, from);
+    if (from != dim) source = g.op("Transpose", {source}, {{"perm", ir::Ints(perm)}});
+  }
   Value* shape = g.op("Shape", {g.input(0)});
   std::vector<Value*> parts;
   if (dim > 0)
@@ -149,9 +166,10 @@ Outputs index_scatter(SymbolicContext& g, bool add) {
   Value* target = g.op("Concat", parts, {{"axis", int64_t{0}}});
   source = g.op("Expand", {source, target});
   Value* idx = g.op("Expand", {index_along(g, index, dim, rank), target});
-  std::vector<ir::Attr> attrs{{"axis", dim}};
-  if (add) attrs.push_back({"reduction", std::string("add")});
-  return g.op("ScatterElements", {g.input(0), idx, source}, attrs);
+  if (add)
+    return g.op("ScatterElements", {g.input(0), idx, source},
+                {{"axis", dim}, {"reduction", std::string("add")}});
+  return g.op("ScatterElements", {g.input(0), idx, source}, {{"axis", dim}});
 }
 TONNX_SYMBOLIC("aten::index_copy", 11, [](SymbolicContext& g) { return index_scatter(g, false); });
 TONNX_SYMBOLIC("aten::index_add", 16, [](SymbolicContext& g) { return index_scatter(g, true); });

@@ -126,9 +126,18 @@ TONNX_SYMBOLIC("aten::select", 9, [](SymbolicContext& g, Value* x, int64_t dim, 
   return g.op("Gather", {x, g.cast(index, at::kLong)}, {{"axis", d}});
 });
 
-TONNX_SYMBOLIC("aten::unsqueeze", 9, [](SymbolicContext& g, Value* x, int64_t dim) {
-  // dim may equal rank (append a trailing axis).
-  return unsqueeze(g, x, {dim < 0 ? dim + g.rank(0) + 1 : dim});
+// unsqueeze(self, dim): dim may equal rank (append a trailing axis). A dim computed at run
+// time is Unsqueeze's axes input (opset 13), whose negative values count from the output's
+// end, as torch's do.
+TONNX_SYMBOLIC("aten::unsqueeze", 9, [](SymbolicContext& g, Value* x, RuntimeInt dim) -> Outputs {
+  if (dim.is_constant()) {
+    int64_t d = *dim.constant;
+    return unsqueeze(g, x, {d < 0 ? d + g.rank(0) + 1 : d});
+  }
+  if (g.opset() < 13) g.unsupported_below(13, "unsqueeze at a dim computed at run time");
+  // (axes made 1-D by Unsqueeze: ONNX Runtime 1.30 rewrites a Reshape feeding Unsqueeze's axes
+  // into a node of the wrong type)
+  return g.op("Unsqueeze", {x, unsqueeze(g, dim.value, {0})});
 });
 
 // squeeze(self[, dim]): only dims of size 1 are removed; a dim of another size is a no-op.
