@@ -105,6 +105,23 @@ def forward(self, x, k):
   }
 }
 
+// batch_norm of an input whose batch and length vary (dynamic axes, or a scripted block):
+// only the rank is needed, and the channel count only to make a missing weight or bias.
+TEST(ScriptedOps, BatchNormOfVaryingSizes) {
+  ExportOptions opt;
+  opt.input_names = {"x", "w", "b", "rm", "rv"};
+  opt.dynamic_axes["x"] = {{0, "n"}, {2, "len"}};
+  test::expect_script_matches(R"(
+def forward(self, x, w, b, rm, rv):
+    y = torch.batch_norm(x, w, b, rm, rv, False, 0.1, 1e-5, False)
+    z = torch.batch_norm(x, None, None, rm, rv, True, 0.1, 1e-5, False)
+    return y, z
+)",
+                              {torch::randn({3, 4, 5}), torch::randn({4}), torch::randn({4}),
+                               torch::randn({4}), torch::rand({4}) + 0.5},
+                              opt, "batch_norm_varying_sizes");
+}
+
 // x.device.type (prim::type of prim::device) folds to the string "cpu" at export.
 TEST(ScriptedOps, DeviceType) {
   expect_script_matches(R"(

@@ -8,25 +8,34 @@ namespace {
 // batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn)
 Outputs batch_norm(SymbolicContext& g) {
   Value* x = g.input(0);
-  std::vector<int64_t> sizes = g.sizes(0);
-  if (sizes.size() < 2) g.fail("batch_norm needs an input of rank >= 2 (N, C, ...)");
-  int64_t c = sizes[1];
+  const int64_t rank = g.rank(0);
+  if (rank < 2) g.fail("batch_norm needs an input of rank >= 2 (N, C, ...)");
+  // The channel count is needed only to make a missing weight or bias (sizes along other dims
+  // may vary: a scripted block, dynamic axes).
+  auto channels = [&]() {
+    const ir::Dim& d = (*g.type(0)->shape)[1];
+    if (!d.value)
+      g.fail(
+          "batch_norm without weight or bias needs the channel count (dim 1 of the input), "
+          "which is not known from the trace");
+    return *d.value;
+  };
   at::ScalarType dt = g.scalar_type(0);
-  Value* scale = g.is_none(1) ? g.constant(at::ones({c}, dt)) : g.input(1);
-  Value* bias = g.is_none(2) ? g.constant(at::zeros({c}, dt)) : g.input(2);
+  Value* scale = g.is_none(1) ? g.constant(at::ones({channels()}, dt)) : g.input(1);
+  Value* bias = g.is_none(2) ? g.constant(at::zeros({channels()}, dt)) : g.input(2);
   bool training = g.b(5);
   double momentum = g.f(6), eps = g.f(7);
   if (training || g.is_none(3)) {
     // Batch statistics: the normalization is computed explicitly (ONNX's training_mode
     // would also update running stats, which an inference graph must not do).
     std::vector<int64_t> axes{0};
-    for (size_t i = 2; i < sizes.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+    for (int64_t i = 2; i < rank; ++i) axes.push_back(i);
     Value* mean = reduce(g, "ReduceMean", x, axes, true);
     Value* centered = g.op("Sub", {x, mean});
     Value* var = reduce(g, "ReduceMean", g.op("Mul", {centered, centered}), axes, true);
     Value* denom = g.op("Sqrt", {g.op("Add", {var, g.constant_scalar(eps, dt)})});
-    std::vector<int64_t> bshape(sizes.size(), 1);
-    bshape[1] = c;
+    std::vector<int64_t> bshape(static_cast<size_t>(rank), 1);
+    bshape[1] = -1;  // [C, 1, ...] against [N, C, ...]
     Value* shp = g.constant_ints(bshape);
     Value* y = g.op("Div", {centered, denom});
     y = g.op("Mul", {y, g.op("Reshape", {scale, shp})});
