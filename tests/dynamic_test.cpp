@@ -5,6 +5,7 @@
 #include "test_util.h"
 #include "tonnx/backend.h"
 #include "tonnx/proto.h"
+#include "tonnx/torchscript.h"
 
 namespace tonnx::test {
 namespace {
@@ -101,6 +102,31 @@ TEST(DynamicAxes, SharedSymbolAcrossInputs) {
   opt.dynamic_axes["b"] = {{0, "n"}};
   expect_dynamic(make_traceable_fn(fn), {torch::randn({2, 3}), torch::randn({2})},
                  {torch::randn({6, 3}), torch::randn({6})}, opt, "dyn_shared");
+}
+
+// pixel_unshuffle reads the sizes that vary at run time (torch.onnx's test_pixel_unshuffle). A
+// scripted module: a C++ trace cannot grow the axes by amounts the factor divides.
+TEST(DynamicAxes, PixelUnshuffleAtOtherSizes) {
+  torch::jit::Module m("Scripted");
+  m.define("def forward(self, x):\n    return torch.pixel_unshuffle(x, 2)\n");
+  ExportOptions opt;
+  opt.input_names = {"x"};
+  opt.dynamic_axes["x"] = {{0, "n"}, {2, "h"}, {3, "w"}};
+  for (int opset : {9, 17}) {
+    opt.opset_version = opset;
+    std::string name = "dyn_pixel_unshuffle_opset" + std::to_string(opset);
+    std::string dir = temp_dir(name);
+    export_model(m, {torch::randn({1, 3, 4, 6})}, dir + "/model.onnx", opt);
+    TestDataSet set;
+    set.inputs = {torch::randn({2, 3, 8, 2})};
+    set.outputs = {m.forward({set.inputs[0]}).toTensor()};
+    write_test_data(dir + "/data", set);
+    RunResult r = run_ort(dir + "/model.onnx", dir + "/data", 1e-6, 1e-7);
+    EXPECT_EQ(r.exit_code, 0) << name << ":\n" << r.output;
+    auto outs = backend::prepare(dir + "/model.onnx", "CPU").run(set.inputs);
+    ASSERT_EQ(outs.size(), 1u);
+    EXPECT_TRUE(outs[0].sizes() == set.outputs[0].sizes() && outs[0].equal(set.outputs[0])) << name;
+  }
 }
 
 TEST(DynamicAxes, DataDependentControlFlowIsAClearError) {

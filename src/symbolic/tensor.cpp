@@ -536,9 +536,31 @@ TONNX_SYMBOLIC("aten::pixel_shuffle", 9, [](SymbolicContext& g, Value* x, int64_
   y = g.op("Transpose", {y}, {{"perm", ir::Ints{0, 1, 4, 2, 5, 3}}});
   return g.op("Reshape", {y, g.constant_ints({n, c, h * r, w * r})});
 });
+// pixel_unshuffle(self, r): [N, C, H, W] -> [N, C*r*r, H/r, W/r], channel c*r*r + i*r + j
+// (ONNX's SpaceToDepth orders the channels the other way). Sizes that vary are read with
+// Shape at run time.
 TONNX_SYMBOLIC("aten::pixel_unshuffle", 9, [](SymbolicContext& g, Value* x, int64_t r) -> Outputs {
+  if (g.rank(0) != 4) g.fail("pixel_unshuffle is exported for 4-D inputs");
+  if (r <= 0) g.fail("downscale_factor must be > 0, got " + std::to_string(r));
+  auto known = g.type(0)->shape;
+  bool varies = g.dynamic_shapes();
+  for (const ir::Dim& d : *known) varies = varies || !d.value;
+  if (varies) {
+    Value* shape = g.op("Shape", {x});
+    auto dim = [&](int64_t i) {
+      return g.op("Gather", {shape, g.constant_ints({i})}, {{"axis", int64_t{0}}});
+    };
+    Value* rr = g.constant_ints({r});
+    Value* n = dim(0);
+    Value* c = dim(1);
+    Value* h = g.op("Div", {dim(2), rr});
+    Value* w = g.op("Div", {dim(3), rr});
+    Value* y = g.op("Reshape", {x, g.op("Concat", {n, c, h, rr, w, rr}, {{"axis", int64_t{0}}})});
+    y = g.op("Transpose", {y}, {{"perm", ir::Ints{0, 1, 3, 5, 2, 4}}});
+    Value* crr = g.op("Mul", {c, g.constant_ints({r * r})});
+    return g.op("Reshape", {y, g.op("Concat", {n, crr, h, w}, {{"axis", int64_t{0}}})});
+  }
   std::vector<int64_t> s = g.sizes(0);
-  if (s.size() != 4) g.fail("pixel_unshuffle is exported for 4-D inputs");
   int64_t n = s[0], c = s[1], h = s[2] / r, w = s[3] / r;
   Value* y = g.op("Reshape", {x, g.constant_ints({n, c, h, r, w, r})});
   y = g.op("Transpose", {y}, {{"perm", ir::Ints{0, 1, 3, 5, 2, 4}}});
