@@ -414,20 +414,16 @@ void Converter::convert_node(const jit::Node* n) {
     case c10::prim::Uninitialized:
       return;  // materialized where used
     case c10::prim::If:
+      return convert_if(n);  // quantized results: quantized_if_outputs
     case c10::prim::Loop:
-      // A loop does not carry a quantized value's scale and zero point (an If does, where both
-      // branches agree on them: quantized_if_outputs).
-      for (const jit::Value* v : n->outputs())
-        if (n->kind() == c10::prim::Loop && is_quantized(v))
-          fail(n,
-               "a quantized tensor is carried through a loop; tonnx follows quantized tensors "
-               "through loops only as floats (dequantize() it before the loop)");
-      for (const jit::Value* v : n->inputs())
-        if (n->kind() == c10::prim::Loop && is_quantized(v))
-          fail(n,
-               "a quantized tensor is carried into a loop; tonnx follows quantized tensors "
-               "through loops only as floats (dequantize() it before the loop)");
-      return n->kind() == c10::prim::If ? convert_if(n) : convert_loop(n);
+      // A loop does not carry a quantized value's scale and zero point.
+      for (const auto& values : {n->inputs(), n->outputs()})
+        for (const jit::Value* v : values)
+          if (is_quantized(v))
+            fail(n,
+                 "a quantized tensor is carried into or out of a loop; tonnx follows quantized "
+                 "tensors through loops only as floats (dequantize() it before the loop)");
+      return convert_loop(n);
     case c10::prim::ListUnpack:
     case c10::prim::TupleUnpack: {
       // An int[] computed at run time (h, w = x.shape[2:]): one 1-D tensor, gathered per element.
@@ -503,17 +499,18 @@ void Converter::convert_node(const jit::Node* n) {
     return;
   }
   if (convert_dequantized(n, *fn)) return;
+  bind_outputs(n, call_symbolic(n, *fn));
+}
+
+Outputs Converter::call_symbolic(const jit::Node* n, const SymbolicFn& fn) {
   SymbolicContext g(*this, n);
-  Outputs outs = [&]() -> Outputs {
-    try {
-      return (*fn)(g);
-    } catch (const ExportError&) {
-      throw;
-    } catch (const std::exception& e) {
-      fail(n, e.what());
-    }
-  }();
-  bind_outputs(n, outs);
+  try {
+    return fn(g);
+  } catch (const ExportError&) {
+    throw;
+  } catch (const std::exception& e) {
+    fail(n, e.what());
+  }
 }
 
 ir::Model Converter::convert() {
@@ -591,14 +588,7 @@ ir::Model Converter::convert() {
         is_tensor_list_type(outputs[k]->type()) ? sequence_of(outputs[k]) : tensor_of(outputs[k]);
     if (!v) throw ExportError("output " + std::to_string(k) + " of the model is None");
     // An output that is an input, an initializer or another output needs its own node.
-    if (!v->producer() || seen.count(v) || v->producer()->op_type() == "Constant") {
-      ir::Value* copy = copy_of(v);
-      if (const QParams* q = qparams(v)) {
-        QParams params = *q;
-        qparams_[copy] = params;
-      }
-      v = copy;
-    }
+    if (!v->producer() || seen.count(v) || v->producer()->op_type() == "Constant") v = copy_of(v);
     seen.insert(v);
     std::string name =
         k < cfg_.output_names.size() ? cfg_.output_names[k] : "output_" + std::to_string(k);

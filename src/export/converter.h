@@ -73,8 +73,9 @@ class Converter {
     at::ScalarType qtype = at::kQUInt8;
   };
   const QParams* qparams(const ir::Value* v) const;
-  bool is_quantized(const torch::jit::Value* v) const;   // by its type or its bound value
-  ir::Value* dequantized(ir::Value* v);                  // DequantizeLinear of a quantized value
+  bool is_quantized(const torch::jit::Value* v) const;  // by its type or its bound value
+  // DequantizeLinear of a quantized value, with its own scale or with `scale` instead.
+  ir::Value* dequantized(ir::Value* v, ir::Value* scale = nullptr);
   ir::Value* quantized(ir::Value* x, const QParams& q);  // QuantizeLinear, recorded
   ir::Value* quantized_constant(const at::Tensor& q);    // integer constant, recorded
   ir::Value* dequantized_constant(const at::Tensor& q);
@@ -116,6 +117,8 @@ class Converter {
   // the dequantized inputs, its quantized outputs quantized again. False when no input is
   // quantized.
   bool convert_dequantized(const torch::jit::Node* n, const SymbolicFn& fn);
+  // Runs a symbolic for n: errors other than ExportError become one that names the node.
+  Outputs call_symbolic(const torch::jit::Node* n, const SymbolicFn& fn);
   void add_quantized_input(const torch::jit::Value* in, const std::string& name,
                            const std::optional<ir::TensorType>& type, size_t example,
                            std::set<std::string>& used_names);

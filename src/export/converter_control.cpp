@@ -35,6 +35,10 @@ ir::Value* Converter::copy_of(ir::Value* v) {
   }
   out->set_type(v->type());
   out->set_sequence_elem(v->sequence_elem());
+  if (const QParams* q = qparams(v)) {  // a copy of a quantized value is one, alike
+    QParams same = *q;
+    qparams_[out] = same;
+  }
   return out;
 }
 

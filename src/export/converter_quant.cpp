@@ -114,13 +114,14 @@ bool Converter::is_quantized(const jit::Value* v) const {
   return e && qparams(e);
 }
 
-ir::Value* Converter::dequantized(ir::Value* v) {
+ir::Value* Converter::dequantized(ir::Value* v, ir::Value* scale) {
   const QParams* q = qparams(v);
   if (!q) return v;
   std::vector<ir::Attr> attrs;
   if (q->axis) attrs.push_back({"axis", *q->axis});
-  ir::Value* out =
-      emit("DequantizeLinear", {v, q->scale, q->zero_point}, std::move(attrs), 1, "")->output();
+  ir::Value* out = emit("DequantizeLinear", {v, scale ? scale : q->scale, q->zero_point},
+                        std::move(attrs), 1, "")
+                       ->output();
   if (v->type()) {
     ir::TensorType t = *v->type();
     t.dtype = ir::DType::Float;
@@ -234,7 +235,6 @@ void Converter::add_quantized_output(ir::Value* v, const std::string& name,
                       "scale and zero point (dequantize() it in forward to return floats)");
   QParams params = *q;
   ir::Graph& g = graph();
-  if (!v->producer() || v->producer()->op_type() == "Constant") v = copy_of(v);
   if (type) type->dtype = quantized_storage(params.qtype);
   v->set_name(name);
   v->set_type(type);
@@ -317,42 +317,30 @@ bool Converter::convert_dequantized(const jit::Node* n, const SymbolicFn& fn) {
          "its input is quantized per channel; tonnx follows per-tensor quantized activations "
          "only (dequantize() before this op)");
 
-  // With `unit`, values are dequantized to q - zero_point and quantized back with scale 1.
-  const bool unit = averages(serving);
-  std::unordered_map<const ir::Value*, QParams> real;
-  if (unit) {
-    ir::Value* one = constant(at::scalar_tensor(1.0, at::kFloat));
-    for (ir::Value* v : qvalues) {
-      if (real.count(v)) continue;
-      real[v] = *qparams(v);
-      qparams_[v].scale = one;
-    }
-  }
-  env_.emplace_back();
-  lists_.emplace_back();
-  for (size_t k = 0; k < tensors.size(); ++k) bind(tensors[k], dequantized(qvalues[k]));
-  for (const auto& [v, q] : real) qparams_[v] = q;
-  for (size_t k = 0; k < lists.size(); ++k) {
-    std::vector<ir::Value*> floats;
-    for (ir::Value* v : qlists[k]) floats.push_back(dequantized(v));
-    lists_.back()[lists[k]] = floats;
-  }
-  SymbolicContext g(*this, n);
+  // With `unit` (a scale of 1), values are dequantized to q - zero_point and quantized back
+  // with scale 1; the result keeps the input's real scale.
+  ir::Value* unit = averages(serving) ? constant(at::scalar_tensor(1.0, at::kFloat)) : nullptr;
   Outputs outs = [&]() -> Outputs {
-    try {
-      return fn(g);
-    } catch (const ExportError&) {
-      env_.pop_back();
-      lists_.pop_back();
-      throw;
-    } catch (const std::exception& e) {
-      env_.pop_back();
-      lists_.pop_back();
-      fail(n, e.what());
+    // Inside this scope the quantized inputs are bound to their floats.
+    struct Scope {
+      Converter& c;
+      explicit Scope(Converter& conv) : c(conv) {
+        c.env_.emplace_back();
+        c.lists_.emplace_back();
+      }
+      ~Scope() {
+        c.env_.pop_back();
+        c.lists_.pop_back();
+      }
+    } scope(*this);
+    for (size_t k = 0; k < tensors.size(); ++k) bind(tensors[k], dequantized(qvalues[k], unit));
+    for (size_t k = 0; k < lists.size(); ++k) {
+      std::vector<ir::Value*> floats;
+      for (ir::Value* v : qlists[k]) floats.push_back(dequantized(v));
+      lists_.back()[lists[k]] = floats;
     }
+    return call_symbolic(n, fn);
   }();
-  env_.pop_back();
-  lists_.pop_back();
   if (!unquantized_result(serving)) {
     for (size_t k = 0; k < n->outputs().size() && k < outs.values.size(); ++k) {
       const jit::Value* jo = n->output(k);
@@ -368,7 +356,7 @@ bool Converter::convert_dequantized(const jit::Node* n, const SymbolicFn& fn) {
       }
       if (unit) {
         QParams scaled = q;
-        q.scale = constant(at::scalar_tensor(1.0, at::kFloat));
+        q.scale = unit;
         outs.values[k] = quantized(outs.values[k], q);
         qparams_[outs.values[k]] = scaled;
         continue;

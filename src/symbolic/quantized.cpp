@@ -42,6 +42,7 @@ c10::IValue call_method(SymbolicContext& g, const c10::IValue& obj, const std::s
            "() to read them with");
   torch::jit::Stack stack{obj};
   m->run(stack);
+  if (stack.empty()) g.fail("the packed weights' " + name + "() returned nothing");
   return stack.back();
 }
 
@@ -97,6 +98,9 @@ Outputs conv(SymbolicContext& g, bool relu) {
   if (call_method(g, obj, "transpose").toBool())
     g.fail("transposed quantized convolution is not supported");
   auto [w, b] = unpack(g, obj);
+  if (w.dim() < 3)
+    g.fail("the packed weight has " + std::to_string(w.dim()) +
+           " dims; a convolution's has at least 3 (out, in, kernel...)");
   std::vector<int64_t> pads = call_method(g, obj, "padding").toIntVector();
   std::vector<int64_t> both = pads;
   both.insert(both.end(), pads.begin(), pads.end());
