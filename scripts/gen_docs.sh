@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 TONNX_RECORD_EMITTED=docs/emitted_ops.tsv "$build/tests/tonnx_tests" --gtest_brief=1 \
-  --gtest_filter='Opsets/*:Export.*:Registry.*:DynamicAxes.*:MaxPool.*:AdaptivePool.*:SeedExample.*:*TorchScript*:ScriptedOps.*:Quantized.*' >/dev/null
+  --gtest_filter='Opsets/*:Export.*:Registry.*:DynamicAxes.*:MaxPool.*:AdaptivePool.*:SeedExample.*:*TorchScript*:ScriptedOps.*:Quantized.*:Complex.*' >/dev/null
 # Ops that only Python-traced TorchScript files contain (prim::NumToTensor from x.size()).
 dir=$(mktemp -d)
 /usr/bin/python3 tests/fixtures/torchvision_classifiers.py "$dir" flatten_view 2>/dev/null
@@ -15,6 +15,8 @@ TONNX_RECORD_EMITTED="$dir/emitted.tsv" "$build/tonnx" export "$dir/flatten_view
 for opset in 10 13 17; do
   TONNX_RECORD_EMITTED="$dir/emitted.tsv" tests/quantized_test.sh "$build" . "$opset" >/dev/null
 done
+# FFT models written in Python (tests/fft_test.sh: stft, fftshift, traced and scripted).
+TONNX_RECORD_EMITTED="$dir/emitted.tsv" tests/fft_test.sh "$build" . >/dev/null
 sort -u docs/emitted_ops.tsv "$dir/emitted.tsv" -o docs/emitted_ops.tsv
 rm -rf "$dir"
 "$build/tonnx" symbolics --markdown --emitted docs/emitted_ops.tsv |

@@ -159,6 +159,19 @@ def forward(self, x):
         {torch::randn({3, 2, 4})}, "number_lists", true);
 }
 
+// List repetition, as torch.stft's scripted code builds a view shape: ints repeated a number of
+// times computed at run time (here none), tensors a known number.
+TEST_P(Lists, Repetition) {
+  check(R"(
+def forward(self, x):
+    shape = [1] * (3 - x.dim()) + x.size()
+    none = [5, 6] * (2 - x.dim())
+    pair = [x, x * 2.0] * 2
+    return x.view(shape), torch.tensor(none + [x.size(0)]), torch.stack(pair)
+)",
+        {torch::randn({3, 4})}, "list_repetition", true);
+}
+
 // A list of tensors returned: one output, an ONNX sequence (as torch.onnx exports it),
 // including a list that no tensor is ever put into.
 TEST_P(Lists, SequenceOutputs) {

@@ -136,6 +136,15 @@ class SymbolicContext {
   // dequantized by DequantizeLinear (per channel from opset 13; below, dequantized at export).
   ir::Value* dequantize_constant(const at::Tensor& q);
 
+  // --- complex tensors ---
+  // A complex tensor is exported as a real one with a trailing dim of 2 (real, imaginary), the
+  // layout of ONNX's DFT; type(i) of a complex input describes that real tensor. Only ops with a
+  // complex rule take complex inputs (src/symbolic/complex.cpp); any other op on one fails.
+  bool is_complex(size_t i) const;
+  bool is_complex_value(const ir::Value* v) const;
+  // Marks v, of that layout, as a complex result of this node and returns it.
+  ir::Value* complex_result(ir::Value* v);
+
   // Fails the export with a message that names the op, its scope and what is wrong.
   [[noreturn]] void fail(const std::string& what) const;
   // Fails because this opset cannot express the op; names the opset that can.

@@ -8,6 +8,8 @@
 #include <set>
 #include <sstream>
 
+#include "symbolic/complex.h"
+
 namespace tonnx::detail {
 namespace jit = torch::jit;
 
@@ -26,8 +28,13 @@ std::optional<ir::TensorType> jit_type(const jit::Value* v) {
   ir::TensorType t;
   // A quantized tensor reads as the floats it stands for: symbolics see their inputs
   // dequantized (converter_quant.cpp); its integer values are typed where they are made.
+  // A complex tensor reads as the real tensor it is exported as: a trailing dim of 2
+  // (converter_complex.cpp).
+  bool complex = tt->scalarType() && c10::isComplexType(*tt->scalarType());
   if (auto st = tt->scalarType())
-    t.dtype = c10::isQIntType(*st) ? ir::DType::Float : ir::dtype_from_scalar_type(*st);
+    t.dtype = c10::isQIntType(*st) ? ir::DType::Float
+              : complex            ? ir::dtype_from_scalar_type(c10::toRealValueType(*st))
+                                   : ir::dtype_from_scalar_type(*st);
   // Dims known on their own: Float(*, 2, 48) keeps 2 and 48.
   if (auto sizes = tt->sizes().sizes()) {
     std::vector<ir::Dim> dims;
@@ -36,12 +43,23 @@ std::optional<ir::TensorType> jit_type(const jit::Value* v) {
   } else if (auto rank = tt->dim()) {
     t.shape = std::vector<ir::Dim>(*rank);
   }
+  if (complex && t.shape) t.shape->push_back(ir::Dim::known(2));
   return t;
 }
 
 namespace {
 
 std::string type_str(const jit::Value* v) {
+  if (auto tt = v->type()->cast<c10::TensorType>();
+      tt && tt->scalarType() && c10::isComplexType(*tt->scalarType())) {  // not its pairs
+    std::string s = c10::toString(*tt->scalarType());
+    if (auto sizes = tt->sizes().concrete_sizes()) {
+      s += "(";
+      for (size_t i = 0; i < sizes->size(); ++i) s += (i ? ", " : "") + std::to_string((*sizes)[i]);
+      s += ")";
+    }
+    return s;
+  }
   if (auto t = jit_type(v); t && v->type()->cast<c10::TensorType>()) return t->str();
   return v->type()->annotation_str();
 }
@@ -151,6 +169,12 @@ void Converter::collect_missing(const jit::Block* b, std::vector<Missing>& missi
     for (const jit::Block* sub : n->blocks()) collect_missing(sub, missing);
     if (structural(n) || lookup(n)) continue;
     std::string kind = n->kind().toQualString();
+    if (sym::complex_rule(kind)) {  // an op that only complex tensors reach (aten::_conj)
+      bool complex = false;
+      for (const auto& values : {n->inputs(), n->outputs()})
+        for (const jit::Value* v : values) complex = complex || is_complex_type(v);
+      if (complex) continue;
+    }
     auto it = std::find_if(missing.begin(), missing.end(),
                            [&](const Missing& m) { return m.kind == kind; });
     if (it == missing.end()) {
@@ -186,6 +210,7 @@ ir::Node* Converter::emit(const std::string& op_type, std::vector<ir::Value*> in
 }
 
 ir::Value* Converter::constant(const at::Tensor& t) {
+  if (t.is_complex()) return mark_complex(constant(at::view_as_real(t.detach().resolve_conj())));
   ir::Value* v = emit("Constant", {}, {{"value", t.detach().clone()}}, 1, "")->output();
   v->set_type(ir::TensorType::from_tensor(t));  // symbolics read constants' dtypes (masks)
   return v;
@@ -197,6 +222,7 @@ at::Tensor ivalue_to_tensor(const c10::IValue& iv) {
   if (iv.isInt()) return at::scalar_tensor(iv.toInt(), at::kLong);
   if (iv.isDouble()) return at::scalar_tensor(iv.toDouble(), at::kFloat);
   if (iv.isBool()) return at::scalar_tensor(iv.toBool(), at::kBool);
+  if (iv.isComplexDouble()) return at::scalar_tensor(iv.toComplexDouble(), at::kComplexFloat);
   if (iv.isIntList()) {
     auto v = iv.toIntVector();
     return at::tensor(v, at::kLong);
@@ -492,6 +518,8 @@ void Converter::convert_node(const jit::Node* n) {
       return;
     }
   }
+  if (convert_list_repeat(n)) return;
+  if (convert_complex(n)) return;
   const SymbolicFn* fn = lookup(n);
   if (!fn) {
     if (cfg_.export_type == OperatorExportTypes::ONNX) fail(n, "no symbolic function");
@@ -551,13 +579,21 @@ ir::Model Converter::convert() {
         (*type->shape)[*a] = ir::Dim::named(sym);
       }
     }
+    if (i < n_user && is_complex_type(in))
+      throw ExportError("input " + std::to_string(i) + " ('" + name +
+                        "') is a complex tensor, and ONNX graph inputs cannot be complex; pass "
+                        "torch.view_as_real(x) and call torch.view_as_complex on it in forward");
     if (i < n_user && is_quantized_type(in)) {
       add_quantized_input(in, name, type, i, used_names);
     } else if (i < n_user || !cfg_.export_params) {
       if (i < n_user) input_examples_.push_back(static_cast<int64_t>(i));
       bind(in, g.add_input(name, type));
     } else {
-      ir::Value* v = g.add_initializer(name, cfg_.params[i - n_user].tensor.detach());
+      const at::Tensor& param = cfg_.params[i - n_user].tensor;
+      ir::Value* v = g.add_initializer(
+          name, param.is_complex() ? at::view_as_real(param.detach().resolve_conj()).contiguous()
+                                   : param.detach());
+      if (param.is_complex()) mark_complex(v);
       if (cfg_.keep_initializers_as_inputs) g.add_input(name, type);
       // keep the Value bound to the initializer
       bind(in, v);
@@ -587,6 +623,11 @@ ir::Model Converter::convert() {
     ir::Value* v =
         is_tensor_list_type(outputs[k]->type()) ? sequence_of(outputs[k]) : tensor_of(outputs[k]);
     if (!v) throw ExportError("output " + std::to_string(k) + " of the model is None");
+    if (is_complex(outputs[k]))
+      throw ExportError("output " + std::to_string(k) +
+                        " of the model is a complex tensor, and ONNX graph outputs cannot be "
+                        "complex; return torch.view_as_real(y) (its real and imaginary parts in a "
+                        "last dim of 2) instead");
     // An output that is an input, an initializer or another output needs its own node.
     if (!v->producer() || seen.count(v) || v->producer()->op_type() == "Constant") v = copy_of(v);
     seen.insert(v);

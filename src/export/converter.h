@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "export/traced.h"
@@ -79,6 +80,14 @@ class Converter {
   ir::Value* quantized(ir::Value* x, const QParams& q);  // QuantizeLinear, recorded
   ir::Value* quantized_constant(const at::Tensor& q);    // integer constant, recorded
   ir::Value* dequantized_constant(const at::Tensor& q);
+  // Complex tensors (converter_complex.cpp): bound to a real tensor with a trailing dim of 2
+  // (real, imaginary), as ONNX's DFT lays them out.
+  bool is_complex(const torch::jit::Value* v) const;  // by its type or its bound value
+  bool is_complex_value(const ir::Value* v) const { return complex_.count(v) > 0; }
+  ir::Value* mark_complex(ir::Value* v) {
+    complex_.insert(v);
+    return v;
+  }
   // For each user graph input, in order, the position of the example input it comes from (a
   // quantized example input is three graph inputs: values, scale, zero point).
   const std::vector<int64_t>& input_examples() const { return input_examples_; }
@@ -127,6 +136,11 @@ class Converter {
   void quantized_if_outputs(const torch::jit::Node* n, ir::Node* node,
                             const std::vector<ir::Value*>& then_outs,
                             const std::vector<ir::Value*>& else_outs);
+  // List repetition ([1] * k): true when n is one (converter_lists.cpp).
+  bool convert_list_repeat(const torch::jit::Node* n);
+  // True when n takes or makes a complex tensor: its op's complex rule converts it (or the
+  // export fails, naming the op).
+  bool convert_complex(const torch::jit::Node* n);
   void add_quantized_output(ir::Value* v, const std::string& name,
                             std::optional<ir::TensorType> type, std::set<std::string>& used_names);
 
@@ -143,12 +157,14 @@ class Converter {
   std::unordered_map<const torch::jit::Value*, const torch::jit::Value*> list_class_;
   std::unordered_map<const torch::jit::Value*, ListElems> list_elems_;
   std::unordered_map<const ir::Value*, QParams> qparams_;
+  std::unordered_set<const ir::Value*> complex_;
   std::vector<int64_t> input_examples_;
 };
 
 std::optional<ir::TensorType> jit_type(const torch::jit::Value* v);
 std::optional<c10::IValue> constant_ivalue(const torch::jit::Value* v);
 bool is_quantized_type(const torch::jit::Value* v);  // a tensor of a quantized dtype
-ir::DType quantized_storage(at::ScalarType qtype);   // QUInt8 -> UInt8, ...
+bool is_complex_type(const torch::jit::Value* v);    // a complex tensor or number
+ir::DType quantized_storage(at::ScalarType qtype);  // QUInt8 -> UInt8, ...
 
 }  // namespace tonnx::detail

@@ -171,6 +171,18 @@ void Converter::convert_if(const jit::Node* n) {
   ir::Node* node = emit("If", {cond}, std::move(attrs), n->outputs().size(), "");
   bind_control_outputs(n, node);
   quantized_if_outputs(n, node, branch[0].outs, branch[1].outs);
+  for (size_t i = 0; i < n->outputs().size(); ++i) {  // complex results: from both or neither
+    int complex[2];                                   // -1: the branch never returns there
+    for (size_t k = 0; k < 2; ++k)
+      complex[k] = n->blocks()[k]->outputs()[i]->node()->kind() == c10::prim::Uninitialized
+                       ? -1
+                       : int{is_complex_value(branch[k].outs[i])};
+    if (complex[0] >= 0 && complex[1] >= 0 && complex[0] != complex[1])
+      fail(n, "output " + std::to_string(i) +
+                  " of this If is a complex tensor in one branch and a real one in the other; "
+                  "make both complex (or both real)");
+    if (complex[0] > 0 || complex[1] > 0) mark_complex(node->output(i));
+  }
   // Outputs the trace left untyped (a branch that returns early) take their branches' type.
   for (size_t i = 0; i < n->outputs().size(); ++i) {
     ir::Value* v = node->output(i);
@@ -247,6 +259,13 @@ void Converter::convert_loop(const jit::Node* n) {
   std::vector<const ir::Value*> partners(inputs.begin() + 1, inputs.end());
   std::vector<ir::Value*> outs{next};
   for (ir::Value* v : block_outputs(body, 1, partners)) outs.push_back(v);
+  bool complex = false;
+  for (const std::vector<ir::Value*>* values : {&inputs, &outs})
+    for (ir::Value* v : *values) complex = complex || (v && is_complex_value(v));
+  if (complex)
+    fail(n,
+         "a complex tensor is carried through this loop; tonnx carries complex tensors only "
+         "outside loops (carry torch.view_as_real(x) and call torch.view_as_complex inside)");
   std::shared_ptr<ir::Graph> done = finish_block(outs, "loop_body");
   current_ = n;
   ir::Node* node = emit("Loop", inputs, {{"body", done}}, n->outputs().size(), "");

@@ -188,4 +188,33 @@ ir::Value* Converter::placeholder(const jit::Value* v, const ir::Value* like) {
       at::zeros(zeros, at::TensorOptions().dtype(ir::scalar_type_from_dtype(t->dtype))));
 }
 
+// List repetition ([1] * k in TorchScript): a list of ints is a 1-D tensor, tiled k times (LibTorch
+// fails for k < 0; here it is none); a list of tensors needs k at export.
+bool Converter::convert_list_repeat(const jit::Node* n) {
+  if (n->kind() != c10::aten::mul || n->inputs().size() != 2 ||
+      n->output()->type()->kind() != c10::TypeKind::ListType)
+    return false;
+  if (is_tensor_list_type(n->output()->type())) {
+    auto k = constant_ivalue(n->input(1));
+    if (!k || !k->isInt())
+      fail(n, "repeats a list of tensors a number of times not known at export");
+    std::vector<ir::Value*> all, once = tensor_list_of(n->input(0));
+    for (int64_t r = 0; r < k->toInt(); ++r) all.insert(all.end(), once.begin(), once.end());
+    lists_.back()[n->output()] = all;
+    return true;
+  }
+  ir::Value* list = tensor_of(n->input(0));
+  ir::Value* k = tensor_of(n->input(1));
+  if (!list || !k) fail(n, "a list or its repeat count is None");
+  ir::Value* one = constant(at::tensor(std::vector<int64_t>{1}, at::kLong));
+  ir::Value* zero = constant(at::scalar_tensor(int64_t{0}, at::kLong));
+  ir::Value* negative = emit("Less", {k, zero}, {}, 1, "")->output();
+  ir::Value* times = emit("Where", {negative, zero, k}, {}, 1, "")->output();
+  times = emit("Reshape", {times, one}, {}, 1, "")->output();
+  ir::Value* out = emit("Tile", {list, times}, {}, 1, "")->output();
+  out->set_type(number_list_type(n->output()->type()));
+  bind(n->output(), out);
+  return true;
+}
+
 }  // namespace tonnx::detail
