@@ -8,6 +8,8 @@
 #include <filesystem>
 
 #include "test_util.h"
+#include "tonnx/backend.h"
+#include "tonnx/proto.h"
 #include "tonnx/torchscript.h"
 
 namespace tonnx::test {
@@ -35,9 +37,15 @@ TEST(Complex, FftFromCpp) {
     Tensor c = torch::fft::fft(x, 5, -2, "forward");
     Tensor i = torch::fft::ifft(c, 5, 1, "forward");
     Tensor n = torch::fft::fftn(in[1]);
-    return {
-        back,          torch::view_as_real(r),      torch::view_as_real(i), torch::view_as_real(n),
-        torch::abs(c), torch::angle(c).select(1, 2)};
+    Tensor padded = torch::fft::irfft(x, 20);  // a real input, more points than it implies
+    return {back,
+            torch::view_as_real(r),
+            torch::view_as_real(i),
+            torch::view_as_real(n),
+            torch::abs(c),
+            torch::angle(c).select(1, 2),
+            padded,
+            torch::view_as_real(x * c10::complex<double>(0, 1))};
   };
   expect_fn_matches(f, {x, ints}, 17, "complex_fft_cpp", fft_tol());
 }
@@ -85,6 +93,47 @@ def forward(self, x):
                         {torch::randn({2, 8})}, opt, "complex_branch", fft_tol());
 }
 
+// Scripted code run on inputs that take the branch the example did not (there the rank is not
+// known, so the DFT's axis is negative, counting the pair dim), with complex-to-real ops, a list
+// of complex tensors indexed and sliced, and arithmetic in place.
+TEST(Complex, ScriptedBranchNotTaken) {
+  torch::jit::Module m("Scripted");
+  m.define(R"(
+def forward(self, x):
+    if bool(x.sum() > 0):
+        y = torch.fft_irfft(torch.fft_rfft(x), 8)
+        a = torch.fft_fft(x).abs()
+    else:
+        z = torch.fft_rfft(x) * (1 + 2j)
+        l = [z, z * 2.0, z.conj()]
+        w = l[1:][0] + l[2]
+        w *= 3.0
+        w += 1.0
+        y = torch.fft_irfft(w, 8)
+        a = torch.fft_fft(x).imag
+    return y, a
+)");
+  ExportOptions opt;
+  opt.opset_version = 17;
+  std::string dir = temp_dir("complex_branch_not_taken");
+  torch::Tensor example = torch::rand({3, 8}) + 0.1;
+  export_model(m, {example}, dir + "/model.onnx", opt);
+  auto prepared = backend::prepare(dir + "/model.onnx", "CPU");
+  for (float sign : {1.0f, -1.0f}) {
+    TestDataSet set;
+    set.inputs = {(torch::rand({3, 8}) + 0.1) * sign};
+    auto eager = m.forward({set.inputs[0]}).toTuple();  // kept alive while its elements are read
+    for (const auto& e : eager->elements()) set.outputs.push_back(e.toTensor());
+    std::string data = dir + (sign > 0 ? "/taken" : "/not_taken");
+    write_test_data(data, set);
+    RunResult r = run_ort(dir + "/model.onnx", data, 1e-4, 1e-4);
+    EXPECT_EQ(r.exit_code, 0) << data << ":\n" << r.output;
+    auto outs = prepared.run(set.inputs);
+    ASSERT_EQ(outs.size(), 2u);
+    for (size_t k = 0; k < 2; ++k) expect_close(outs[k], set.outputs[k], fft_tol(), data);
+  }
+}
+
 TEST(Complex, Refused) {
   std::string dir = temp_dir("complex_refused");
   auto rfft = make_traceable_fn([](const std::vector<Tensor>& in) -> std::vector<Tensor> {
@@ -128,6 +177,16 @@ def forward(self, x):
         export_model(loop, {torch::randn({2, 4})}, dir + "/d.onnx", opt);
       },
       "carried through this loop");
+  torch::jit::Module list("List");
+  list.define(R"(
+def forward(self, x) -> List[Tensor]:
+    return [torch.fft_fft(x), x]
+)");
+  expect_error(
+      [&] {
+        export_model(list, {torch::randn({2, 4})}, dir + "/e.onnx", opt);
+      },
+      "return torch.view_as_real(y)");
   EXPECT_FALSE(std::filesystem::exists(dir + "/a.onnx"));
   EXPECT_FALSE(std::filesystem::exists(dir + "/d.onnx"));
 }

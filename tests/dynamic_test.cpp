@@ -159,5 +159,55 @@ TEST(DynamicAxes, SizesMismatchBetweenInputsIsAnError) {
                ExportError);
 }
 
+// squeeze of a dim whose size varies: removed only where it is 1 at run time (If), as LibTorch
+// does; a rank-dependent op after it (a negative dim) then fails loudly instead of using the
+// traced rank. Scripted, so that LibTorch's own result at each size is the oracle.
+TEST(DynamicAxes, SqueezeOfAVaryingDim) {
+  torch::jit::Module m("Scripted");
+  m.define(R"(
+def forward(self, x, d):
+    return x.squeeze(1) * 2.0, x.squeeze(), x.squeeze(int(d)) + 1.0
+)");
+  ExportOptions opt;
+  opt.input_names = {"x", "d"};
+  opt.dynamic_axes["x"] = {{0, "n"}, {1, "c"}, {2, "w"}};
+  for (int opset : {11, 13, 17}) {
+    opt.opset_version = opset;
+    std::string name = "dyn_squeeze_opset" + std::to_string(opset);
+    std::string dir = temp_dir(name);
+    std::vector<torch::Tensor> example{torch::randn({2, 1, 3}), torch::tensor(int64_t{-2})};
+    if (opset < 13) {  // a dim computed at run time needs Squeeze's axes input
+      expect_error([&] { export_model(m, example, dir + "/model.onnx", opt); }, "opset 13");
+      continue;
+    }
+    export_model(m, example, dir + "/model.onnx", opt);
+    auto prepared = backend::prepare(dir + "/model.onnx", "CPU");
+    for (auto sizes : {std::vector<int64_t>{3, 1, 4}, {3, 5, 1}, {1, 1, 1}, {2, 0, 1}}) {
+      TestDataSet set;
+      set.inputs = {torch::randn(sizes), torch::tensor(int64_t{-2})};
+      auto eager = m.forward({set.inputs[0], set.inputs[1]}).toTuple()->elements();
+      for (const auto& e : eager) set.outputs.push_back(e.toTensor());
+      std::string data = dir + "/data" + std::to_string(sizes[0]) + std::to_string(sizes[1]);
+      write_test_data(data, set);
+      RunResult r = run_ort(dir + "/model.onnx", data, 1e-6, 1e-7);
+      EXPECT_EQ(r.exit_code, 0) << name << ":\n" << r.output;
+      auto outs = prepared.run(set.inputs);
+      ASSERT_EQ(outs.size(), 3u);
+      for (size_t k = 0; k < 3; ++k)
+        EXPECT_TRUE(outs[k].sizes() == set.outputs[k].sizes() && outs[k].equal(set.outputs[k]))
+            << name << " output " << k << " at " << sizes;
+    }
+  }
+  torch::jit::Module neg("Scripted");
+  neg.define("def forward(self, x):\n    return x.squeeze(1).transpose(0, -1)\n");
+  opt.input_names = {"x"};
+  opt.opset_version = 17;
+  expect_error(
+      [&] {
+        export_model(neg, {torch::randn({2, 1, 3})}, temp_dir("dyn_squeeze_neg") + "/m.onnx", opt);
+      },
+      "rank");
+}
+
 }  // namespace
 }  // namespace tonnx::test

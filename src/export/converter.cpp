@@ -432,6 +432,11 @@ void Converter::fallback_node(const jit::Node* n, bool aten_node) {
 }
 
 void Converter::convert_node(const jit::Node* n) {
+  convert_node_kind(n);
+  if (!rank_varies_.empty()) propagate_varying_rank(n);
+}
+
+void Converter::convert_node_kind(const jit::Node* n) {
   current_ = n;
   switch (n->kind()) {
     case c10::prim::Constant:
@@ -518,7 +523,7 @@ void Converter::convert_node(const jit::Node* n) {
       return;
     }
   }
-  if (convert_list_repeat(n)) return;
+  if (convert_list_repeat(n) || convert_varying_squeeze(n)) return;
   if (convert_complex(n)) return;
   const SymbolicFn* fn = lookup(n);
   if (!fn) {
@@ -623,7 +628,14 @@ ir::Model Converter::convert() {
     ir::Value* v =
         is_tensor_list_type(outputs[k]->type()) ? sequence_of(outputs[k]) : tensor_of(outputs[k]);
     if (!v) throw ExportError("output " + std::to_string(k) + " of the model is None");
-    if (is_complex(outputs[k]))
+    bool complex = is_complex(outputs[k]);
+    if (is_tensor_list_type(outputs[k]->type())) {  // a list output: its elements
+      if (outputs[k]->node()->kind() == c10::prim::ListConstruct)
+        for (const jit::Value* e : outputs[k]->node()->inputs()) complex = complex || is_complex(e);
+      if (!is_sequence(outputs[k]))
+        for (ir::Value* e : tensor_list_of(outputs[k])) complex = complex || is_complex_value(e);
+    }
+    if (complex)
       throw ExportError("output " + std::to_string(k) +
                         " of the model is a complex tensor, and ONNX graph outputs cannot be "
                         "complex; return torch.view_as_real(y) (its real and imaginary parts in a "

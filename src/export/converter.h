@@ -84,6 +84,8 @@ class Converter {
   // (real, imaginary), as ONNX's DFT lays them out.
   bool is_complex(const torch::jit::Value* v) const;  // by its type or its bound value
   bool is_complex_value(const ir::Value* v) const { return complex_.count(v) > 0; }
+  // Values whose rank depends on sizes seen only at run time (converter_rank.cpp).
+  bool rank_varies(const torch::jit::Value* v) const { return rank_varies_.count(v) > 0; }
   ir::Value* mark_complex(ir::Value* v) {
     complex_.insert(v);
     return v;
@@ -95,7 +97,8 @@ class Converter {
  private:
   void check_feasible();
   void collect_missing(const torch::jit::Block* b, std::vector<Missing>& missing) const;
-  void convert_node(const torch::jit::Node* n);
+  void convert_node(const torch::jit::Node* n);  // then propagate_varying_rank
+  void convert_node_kind(const torch::jit::Node* n);
   // Control flow (opset 11+): a block becomes an ir::Graph attribute. Values of enclosing
   // scopes are referenced by name inside it.
   void convert_if(const torch::jit::Node* n);
@@ -136,6 +139,12 @@ class Converter {
   void quantized_if_outputs(const torch::jit::Node* n, ir::Node* node,
                             const std::vector<ir::Value*>& then_outs,
                             const std::vector<ir::Value*>& else_outs);
+  // squeeze of a dim whose size varies (converter_rank.cpp): If (size == 1) Squeeze else
+  // Identity, as torch.onnx exports it. Its result's rank is known only at run time: the values
+  // computed from it are recorded, and symbolics see them without a rank (they fail where they
+  // need one, instead of using the traced rank).
+  bool convert_varying_squeeze(const torch::jit::Node* n);
+  void propagate_varying_rank(const torch::jit::Node* n);
   // List repetition ([1] * k): true when n is one (converter_lists.cpp).
   bool convert_list_repeat(const torch::jit::Node* n);
   // True when n takes or makes a complex tensor: its op's complex rule converts it (or the
@@ -158,6 +167,7 @@ class Converter {
   std::unordered_map<const torch::jit::Value*, ListElems> list_elems_;
   std::unordered_map<const ir::Value*, QParams> qparams_;
   std::unordered_set<const ir::Value*> complex_;
+  std::unordered_set<const torch::jit::Value*> rank_varies_;
   std::vector<int64_t> input_examples_;
 };
 
@@ -165,6 +175,6 @@ std::optional<ir::TensorType> jit_type(const torch::jit::Value* v);
 std::optional<c10::IValue> constant_ivalue(const torch::jit::Value* v);
 bool is_quantized_type(const torch::jit::Value* v);  // a tensor of a quantized dtype
 bool is_complex_type(const torch::jit::Value* v);    // a complex tensor or number
-ir::DType quantized_storage(at::ScalarType qtype);  // QUInt8 -> UInt8, ...
+ir::DType quantized_storage(at::ScalarType qtype);   // QUInt8 -> UInt8, ...
 
 }  // namespace tonnx::detail

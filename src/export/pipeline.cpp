@@ -218,6 +218,16 @@ Exported finish_export(TraceResult tr, const ExportOptions& o) {
   ex.model = converter.convert();
   for (const auto& t : tr.eager_outputs) add_flat(t, ex.eager_outputs);
   timer.lap("convert");
+  // An output whose rank varies with the input sizes (a squeeze of a dim whose size varies) has
+  // no rank in the graph, and ONNX's checker wants one on graph outputs: the example's.
+  if (ex.model.graph->outputs().size() == ex.eager_outputs.size())
+    for (size_t k = 0; k < ex.eager_outputs.size(); ++k) {
+      ir::Value* v = ex.model.graph->outputs()[k];
+      const at::Tensor& e = ex.eager_outputs[k];
+      if (!v->is_sequence() && v->type() && !v->type()->shape && e.defined())
+        v->set_type(ir::TensorType{v->type()->dtype,
+                                   std::vector<ir::Dim>(static_cast<size_t>(e.dim()))});
+    }
 
   ir::Graph& g = *ex.model.graph;
   passes::fuse_transpose_into_gemm(g);

@@ -210,13 +210,21 @@ std::optional<at::Tensor> SymbolicContext::constant_tensor(size_t idx) const {
   return std::nullopt;
 }
 
+// A value whose rank is known only at run time (after a squeeze of a dim whose size varies)
+// has no shape here, whatever the trace recorded: symbolics must not use the traced rank.
 std::optional<ir::TensorType> SymbolicContext::type(size_t idx) const {
-  return detail::jit_type(arg(node_, idx, *this));
+  const jit::Value* v = arg(node_, idx, *this);
+  auto t = detail::jit_type(v);
+  if (t && c_.rank_varies(v)) t->shape.reset();
+  return t;
 }
 
 std::optional<ir::TensorType> SymbolicContext::output_type(size_t k) const {
   if (k >= node_->outputs().size()) return std::nullopt;
-  return detail::jit_type(node_->output(k));
+  auto t = detail::jit_type(node_->output(k));
+  for (const jit::Value* in : node_->inputs())
+    if (t && c_.rank_varies(in)) t->shape.reset();
+  return t;
 }
 
 at::ScalarType SymbolicContext::scalar_type(size_t idx) const {

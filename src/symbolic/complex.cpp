@@ -52,7 +52,14 @@ Cx operand(SymbolicContext& g, size_t i, at::ScalarType rt) {
   return {r, g.op("ConstantOfShape", {g.op("Shape", {r})}, {{"value", at::zeros({1}, rt)}})};
 }
 
+// The real dtype of a binary op's result, as torch promotes: the output's type where the trace
+// has it; else a tensor's over a Python number's (a constant, ComplexDouble for 1j).
 at::ScalarType pair_type(SymbolicContext& g, size_t a, size_t b) {
+  if (auto t = g.output_type(0); t && t->dtype != ir::DType::Undefined) {
+    at::ScalarType st = ir::scalar_type_from_dtype(t->dtype);
+    if (at::isFloatingType(st)) return st;
+  }
+  if (g.is_constant(a) != g.is_constant(b)) return real_type(g, g.is_constant(a) ? b : a);
   return g.is_complex(a) || !g.is_complex(b) ? real_type(g, a) : real_type(g, b);
 }
 
@@ -216,11 +223,16 @@ Value* c2c(SymbolicContext& g, Value* x, const Plan& p, size_t first, size_t las
 
 Outputs fftn(SymbolicContext& g, bool inverse, const Plan& p, const std::string& norm) {
   at::ScalarType rt = real_type(g, 0);
+  if (p.dims.empty()) {  // no transform: the input as a complex tensor
+    Cx x = operand(g, 0, rt);
+    return result(g, x.re, x.im);
+  }
   return g.complex_result(c2c(g, dft_input(g, 0), p, 0, p.dims.size(), inverse, norm, rt));
 }
 
 Outputs rfftn(SymbolicContext& g, const Plan& p, const std::string& norm) {
   if (g.is_complex(0)) g.fail("rfft takes a real input");
+  if (p.dims.empty()) g.fail("rfftn needs at least one dim");
   at::ScalarType rt = real_type(g, 0);
   size_t last = p.dims.size() - 1;
   Value* x = dft(g, dft_input(g, 0), p.dims[last], false, true, p.sizes[last]);
@@ -234,6 +246,7 @@ Outputs rfftn(SymbolicContext& g, const Plan& p, const std::string& norm) {
 // inverse DFT is the signal (the imaginary parts of DC and Nyquist drop out, as in torch).
 Outputs irfftn(SymbolicContext& g, const Plan& p, const std::string& norm) {
   at::ScalarType rt = real_type(g, 0);
+  if (p.dims.empty()) g.fail("irfftn needs at least one dim");
   Value* x =
       g.is_complex(0) ? g.input(0) : make_pair(g, operand(g, 0, rt).re, operand(g, 0, rt).im);
   if (g.opset() < 17) g.unsupported_below(17, "the FFT (ONNX's DFT)");
@@ -249,13 +262,17 @@ Outputs irfftn(SymbolicContext& g, const Plan& p, const std::string& norm) {
   Value* start = g.constant_ints({-2});  // n = 2 (m - 1): entries m - 2 down to 1
   if (p.sizes[last]) {
     int64_t keep = *n / 2 + 1;
-    if (!m)
-      g.fail("irfft with n needs the size of dim " + std::to_string(axis) + " from the trace");
-    if (*m >= keep) {
+    if (!m) {  // size unknown here: zeros of n / 2 + 1 appended, then the first n / 2 + 1 kept
+      Value* shape = g.op("ScatterElements",
+                          {g.op("Shape", {x}), g.constant_ints({axis}), g.constant_ints({keep})});
+      Value* zeros = g.op("ConstantOfShape", {shape}, {{"value", at::zeros({1}, rt)}});
+      half = g.op("Slice", {g.op("Concat", {x, zeros}, {{"axis", axis}}), g.constant_ints({0}),
+                            g.constant_ints({keep}), g.constant_ints({axis})});
+    } else if (*m >= keep) {
       half = g.op("Slice",
                   {x, g.constant_ints({0}), g.constant_ints({keep}), g.constant_ints({axis})});
     } else {  // zero-padded to n / 2 + 1
-      std::vector<int64_t> pads(2 * static_cast<size_t>(g.rank(0)), 0);
+      std::vector<int64_t> pads(2 * static_cast<size_t>(logical_rank(g, 0) + 1), 0);
       pads[pads.size() / 2 + static_cast<size_t>(axis)] = keep - *m;
       half = g.op("Pad", {x, g.constant_ints(pads)});
     }
@@ -385,6 +402,16 @@ Outputs slice(SymbolicContext& g) {
                      g.constant_ints({axis}), g.constant_ints({step})}));
 }
 
+// size(self[, dim]) of a complex tensor: its pairs' shape without the last dim.
+Outputs size(SymbolicContext& g) {
+  Value* shape = g.op("Shape", {g.input(0)});
+  if (g.num_inputs() == 1)
+    return g.op("Slice",
+                {shape, g.constant_ints({0}), g.constant_ints({-1}), g.constant_ints({0})});
+  return g.op("Gather", {shape, g.constant(at::scalar_tensor(pair_axis(g.i(1)), at::kLong))},
+              {{"axis", int64_t{0}}});
+}
+
 Outputs select(SymbolicContext& g) {
   return g.complex_result(g.op("Gather",
                                {g.input(0), g.constant(at::scalar_tensor(g.i(2), at::kLong))},
@@ -512,6 +539,7 @@ const std::map<std::string, SymbolicFn>& complex_only_rules() {
       {"aten::contiguous", [](SymbolicContext& g) -> Outputs { return identity_result(g, 0); }},
       {"aten::detach", [](SymbolicContext& g) -> Outputs { return identity_result(g, 0); }},
       {"aten::slice", slice},
+      {"aten::size", size},
       {"aten::select", select},
   };
   return r;
@@ -534,8 +562,11 @@ const bool registered = [] {
 
 namespace tonnx::sym {
 const SymbolicFn* complex_rule(const std::string& qualname) {
+  // An in-place op (mul_) by its functional rule: the trace rewired later uses to its output.
+  std::string name = qualname;
+  if (name.size() > 1 && name.back() == '_' && name[name.size() - 2] != '_') name.pop_back();
   for (const auto* table : {&rules(), &complex_only_rules()}) {
-    auto it = table->find(qualname);
+    auto it = table->find(name);
     if (it != table->end()) return &it->second;
   }
   return nullptr;

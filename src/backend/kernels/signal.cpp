@@ -48,8 +48,17 @@ TONNX_KERNEL("DFT", 17, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   bool inverse = n.attr_i("inverse", 0) != 0, onesided = n.attr_i("onesided", 0) != 0;
   return [&n, axis, inverse, onesided](const Tensors& in) -> Tensors {
     const at::Tensor& x = in.at(0);
+    if (x.dim() < 2 || (x.size(-1) != 1 && x.size(-1) != 2))
+      kernel_fail(n,
+                  "input must have a last dim of 1 (real) or 2 (complex) after the signal's "
+                  "dims, got shape " +
+                      c10::str(x.sizes()));
+    // A negative axis counts the last (real, imaginary) dim, as opset 20 defines it.
+    int64_t a = axis < 0 ? axis + x.dim() : axis;
+    if (a < 0 || a > x.dim() - 2)
+      kernel_fail(n, "axis " + std::to_string(axis) + " is not a signal dim of an input of rank " +
+                         std::to_string(x.dim()));
     at::Tensor c = to_complex(x);
-    int64_t a = norm_axis(n, axis, c.dim());
     int64_t len = in.size() > 1 && in[1].defined() ? in[1].item<int64_t>() : c.size(a);
     at::Tensor y = inverse ? at::fft_ifft(c, len, a) : at::fft_fft(c, len, a);
     if (onesided) y = y.narrow(a, 0, len / 2 + 1);
