@@ -434,6 +434,23 @@ TEST(Hostile, StringInputsAndSignalSizes) {
                 torch::tensor(1.f)});
       },
       "sample_rate >= 1");
+  // DFT: a last dim that is neither 1 (real) nor 2 (complex), an axis that is not a signal dim
+  // (the last dim, or past the rank), a length of 0.
+  onnx::ModelProto dft = model("DFT", {"x", "n"});
+  input_type(dft, 1, onnx::TensorProto::INT64);
+  attr_i(dft.mutable_graph()->mutable_node(0), "axis", 1);
+  auto d = prepare(dft);
+  expect_error([&] { d.run({torch::ones({2, 4, 3}), torch::tensor(4L)}); },
+               "last dim of 1 (real) or 2 (complex)");
+  expect_error([&] { d.run({torch::ones({4}), torch::tensor(4L)}); }, "last dim of 1");
+  expect_error([&] { d.run({torch::ones({2, 4, 2}), torch::tensor(0L)}); }, "DFT");
+  for (int64_t axis : {2, -1, 3, -4}) {
+    onnx::ModelProto bad = model("DFT", {"x"});
+    attr_i(bad.mutable_graph()->mutable_node(0), "axis", axis);
+    expect_error([&] { prepare(bad).run({torch::ones({2, 4, 2})}); }, "is not a signal dim");
+  }
+  EXPECT_EQ(d.run({torch::ones({2, 4, 1}), torch::tensor(4L)})[0].sizes(),
+            (std::vector<int64_t>{2, 4, 2}));
 }
 
 // TfIdfVectorizer: indexes outside the output (a heap write before the block), counts outside
