@@ -209,5 +209,48 @@ def forward(self, x, d):
       "rank");
 }
 
+// Ops that need only some sizes, or compute the rest at run time: diagonal of a tensor whose sizes
+// all vary (positions from Range), unfold / tensor_split / adaptive pooling along a fixed dim of
+// an input whose other dims vary. Checked at other sizes against LibTorch.
+TEST(DynamicAxes, DiagonalUnfoldSplitPoolAtOtherSizes) {
+  torch::jit::Module m("Scripted");
+  m.define(R"(
+def forward(self, x, y):
+    a = torch.diagonal(x, 1, -1, 0)
+    b = torch.diagonal(x, -2, 1, 2)
+    c = y.unfold(2, 2, 2)
+    d = y.tensor_split(2, -1)
+    e = torch.adaptive_max_pool1d(y, 3)[0]
+    return a, b, c, d[0], d[1], e
+)");
+  ExportOptions opt;
+  opt.input_names = {"x", "y"};
+  opt.dynamic_axes["x"] = {{0, "a"}, {1, "b"}, {2, "c"}, {3, "d"}};
+  opt.dynamic_axes["y"] = {{0, "n"}, {1, "k"}};
+  for (int opset : {11, 17}) {
+    opt.opset_version = opset;
+    std::string name = "dyn_diagonal_opset" + std::to_string(opset);
+    std::string dir = temp_dir(name);
+    export_model(m, {torch::randn({2, 4, 5, 3}), torch::randn({2, 3, 6})}, dir + "/model.onnx",
+                 opt);
+    auto prepared = backend::prepare(dir + "/model.onnx", "CPU");
+    for (auto sizes : {std::vector<int64_t>{5, 6, 7, 8}, {1, 1, 1, 1}, {3, 2, 4, 2}}) {
+      TestDataSet set;
+      set.inputs = {torch::randn(sizes), torch::randn({sizes[0], sizes[1] + 1, 6})};
+      auto eager = m.forward({set.inputs[0], set.inputs[1]}).toTuple();
+      for (const auto& e : eager->elements()) set.outputs.push_back(e.toTensor());
+      std::string data = dir + "/data" + std::to_string(sizes[0]) + std::to_string(sizes[1]);
+      write_test_data(data, set);
+      RunResult r = run_ort(dir + "/model.onnx", data, 1e-6, 1e-7);
+      EXPECT_EQ(r.exit_code, 0) << name << ":\n" << r.output;
+      auto outs = prepared.run(set.inputs);
+      ASSERT_EQ(outs.size(), set.outputs.size());
+      for (size_t k = 0; k < outs.size(); ++k)
+        EXPECT_TRUE(outs[k].sizes() == set.outputs[k].sizes() && outs[k].equal(set.outputs[k]))
+            << name << " output " << k << " at " << sizes;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tonnx::test

@@ -134,10 +134,14 @@ TONNX_SYMBOLIC("aten::_transformer_encoder_layer_fwd", 9, [](SymbolicContext& g)
 TONNX_SYMBOLIC(
     "aten::unfold", 9,
     [](SymbolicContext& g, Value* x, int64_t dim, int64_t size, int64_t step) -> Outputs {
-      std::vector<int64_t> s = g.sizes(0);
-      int64_t rank = static_cast<int64_t>(s.size());
+      // Only the unfolded dim's size matters: the others may vary.
+      int64_t rank = g.rank(0);
       int64_t d = rank ? norm_dim(g, dim, rank) : 0;
-      int64_t len = rank ? s[d] : 1;
+      std::optional<int64_t> known = rank ? (*g.type(0)->shape)[d].value : 1;
+      if (!known)
+        g.fail("unfold along dim " + std::to_string(d) +
+               ", whose size varies (a dynamic axis): the number of windows depends on it");
+      int64_t len = *known;
       if (size > len || step <= 0)
         g.fail("unfold: size " + std::to_string(size) + " / step " + std::to_string(step) +
                " do not fit dim of " + std::to_string(len));

@@ -209,14 +209,48 @@ TONNX_SYMBOLIC("aten::take", 9, [](SymbolicContext& g, Value* x, Value* index) -
 // diagonal(self, offset=0, dim1=0, dim2=1): the diagonal moved to the last dim. dim1 and
 // dim2 go last, are flattened, and the diagonal's flat positions are gathered.
 TONNX_SYMBOLIC("aten::diagonal", 9, [](SymbolicContext& g) -> Outputs {
-  std::vector<int64_t> sizes = g.sizes(0);
-  int64_t rank = static_cast<int64_t>(sizes.size());
+  int64_t rank = g.rank(0);
   int64_t offset = g.i(1);
   int64_t d1 = norm_dim(g, g.i(2), rank), d2 = norm_dim(g, g.i(3), rank);
   if (d1 == d2) g.fail("dim1 and dim2 must differ, both are " + std::to_string(d1));
   std::vector<int64_t> perm;
   for (int64_t d = 0; d < rank; ++d)
     if (d != d1 && d != d2) perm.push_back(d);
+  auto t0 = g.type(0);
+  bool known = !g.dynamic_shapes();
+  for (const ir::Dim& dm : *t0->shape) known = known && dm.value.has_value();
+  if (!known) {
+    // Sizes that vary: the flat positions i * (n2 + 1) + offset for i in [max(0, -offset),
+    // min(n1, n2 - offset)), from Range at run time.
+    if (g.opset() < 11) g.unsupported_below(11, "diagonal of a tensor whose sizes vary (Range)");
+    perm.push_back(d1);
+    perm.push_back(d2);
+    Value* t = g.op("Transpose", {g.input(0)}, {{"perm", perm}});
+    Value* shape = g.op("Shape", {t});
+    auto at_index = [&](int64_t k) {
+      return g.op("Gather", {shape, g.constant(at::scalar_tensor(k, at::kLong))},
+                  {{"axis", int64_t{0}}});
+    };
+    Value* n1 = at_index(rank - 2);
+    Value* n2 = at_index(rank - 1);
+    Value* lead = g.op(
+        "Slice", {shape, g.constant_ints({0}), g.constant_ints({rank - 2}), g.constant_ints({0})});
+    Value* flat_shape =
+        g.op("Concat", {lead, unsqueeze(g, g.op("Mul", {n1, n2}), {0})}, {{"axis", int64_t{0}}});
+    Value* flat = g.op("Reshape", {t, flat_shape});
+    Value* off = g.constant(at::scalar_tensor(offset, at::kLong));
+    Value* begin = g.constant(at::scalar_tensor(std::max<int64_t>(0, -offset), at::kLong));
+    auto less_of = [&](Value* a, Value* b) {  // Min/Max take int64 only from opset 12
+      return g.op("Where", {g.op("Less", {a, b}), a, b});
+    };
+    Value* end = less_of(n1, g.op("Sub", {n2, off}));
+    end = g.op("Where", {g.op("Less", {end, begin}), begin, end});
+    Value* i = g.op("Range", {begin, end, g.constant(at::scalar_tensor(int64_t{1}, at::kLong))});
+    Value* one = g.constant(at::scalar_tensor(int64_t{1}, at::kLong));
+    Value* pos = g.op("Add", {g.op("Mul", {i, g.op("Add", {n2, one})}), off});
+    return g.op("Gather", {flat, pos}, {{"axis", int64_t{-1}}});
+  }
+  std::vector<int64_t> sizes = g.sizes(0);
   std::vector<int64_t> lead(perm.size());
   for (size_t k = 0; k < perm.size(); ++k) lead[k] = sizes[static_cast<size_t>(perm[k])];
   perm.push_back(d1);
@@ -400,9 +434,12 @@ TONNX_SYMBOLIC("aten::repeat_interleave", 9, [](SymbolicContext& g) -> Outputs {
 // tensor_split(self, sections | indices, dim): pieces of a dim of known size, as torch cuts
 // them (the first size % sections pieces one longer; indices clamped to the size).
 TONNX_SYMBOLIC("aten::tensor_split", 9, [](SymbolicContext& g) -> Outputs {
-  std::vector<int64_t> sizes = g.sizes(0);
-  int64_t dim = norm_dim(g, g.i(2), static_cast<int64_t>(sizes.size()));
-  int64_t n = sizes[static_cast<size_t>(dim)];
+  int64_t dim = norm_dim(g, g.i(2), g.rank(0));
+  std::optional<int64_t> known = (*g.type(0)->shape)[static_cast<size_t>(dim)].value;
+  if (!known)  // only the split dim's size matters: the others may vary
+    g.fail("tensor_split along dim " + std::to_string(dim) +
+           ", whose size varies (a dynamic axis): the pieces' bounds depend on it");
+  int64_t n = *known;
   std::optional<int64_t> sections;
   std::vector<int64_t> indices;
   if (g.arg_type(1) == "int") {

@@ -95,10 +95,16 @@ Outputs adaptive_pool(SymbolicContext& g, bool is_max) {
   if (global) {
     results.push_back(g.op(is_max ? "GlobalMaxPool" : "GlobalAveragePool", {x}));
   } else {
-    std::vector<int64_t> sizes = g.sizes(0);
+    // Only the pooled dims' sizes matter: the batch and channels may vary.
+    auto t = g.type(0);
     std::vector<int64_t> kernel;
     for (size_t i = 0; i < d; ++i) {
-      int64_t in = sizes[2 + i];
+      std::optional<int64_t> known = (*t->shape)[2 + i].value;
+      if (!known)
+        g.fail("adaptive pooling of dim " + std::to_string(2 + i) +
+               ", whose size varies (a dynamic axis): the window depends on it; pool to size 1 "
+               "(global pooling), or keep that dim's size fixed");
+      int64_t in = *known;
       if (out[i] <= 0 || in % out[i] != 0)
         g.fail(
             "adaptive pooling from size " + std::to_string(in) + " to " + std::to_string(out[i]) +
