@@ -172,6 +172,17 @@ def forward(self, x):
         {torch::randn({3, 4})}, "list_repetition", true);
 }
 
+// chunk into a number of pieces computed at run time: an ONNX sequence (SplitToSequence) of
+// pieces of ceil(n / count), fewer pieces where torch.chunk makes fewer; the input's batch varies.
+TEST_P(Lists, ChunkIntoARunTimeCount) {
+  for (int64_t n : {3, 4, 13})
+    check(R"(
+def forward(self, x):
+    return torch.chunk(x, x.size(0), 1)
+)",
+          {torch::randn({3, n})}, "chunk_runtime_count_" + std::to_string(n), true);
+}
+
 // A list of tensors returned: one output, an ONNX sequence (as torch.onnx exports it),
 // including a list that no tensor is ever put into.
 TEST_P(Lists, SequenceOutputs) {

@@ -129,8 +129,22 @@ int64_t known_dim(SymbolicContext& g, size_t i, int64_t d) {
   return *(*t->shape)[d].value;
 }
 
-Outputs chunk(SymbolicContext& g, Value* x, int64_t chunks, int64_t dim) {
+Outputs chunk(SymbolicContext& g, Value* x, RuntimeInt count, int64_t dim) {
   int64_t d = arg_dim(g, 0, dim);
+  if (!count.is_constant()) {
+    // A count computed at run time (x.size(0)): how many pieces there are is known only then,
+    // so the result is an ONNX sequence of pieces of ceil(n / count), as torch.onnx makes it.
+    if (g.opset() < 11)
+      g.unsupported_below(11, "chunk into a number of pieces computed at run time");
+    Value* n = g.op("Gather", {g.op("Shape", {x}), g.constant(at::scalar_tensor(d, at::kLong))},
+                    {{"axis", int64_t{0}}});
+    Value* one = g.constant(at::scalar_tensor(int64_t{1}, at::kLong));
+    Value* k = g.op("Reshape", {count.value, g.constant_ints({})});
+    Value* step = g.op("Div", {g.op("Sub", {g.op("Add", {n, k}), one}), k});
+    step = g.op("Where", {g.op("Less", {step, one}), one, step});  // an empty dim: one piece
+    return g.sequence_op("SplitToSequence", {x, step}, {{"axis", d}});
+  }
+  int64_t chunks = *count.constant;
   if (chunks <= 0) g.fail("chunks must be positive, got " + std::to_string(chunks));
   auto t = g.type(0);
   if (!t || !t->shape || !(*t->shape)[d].value) {
