@@ -183,6 +183,17 @@ def forward(self, x):
           {torch::randn({3, n})}, "chunk_runtime_count_" + std::to_string(n), true);
 }
 
+// unbind of a dim whose size varies: a sequence (SplitToSequence), counted by len; x.dim() of a
+// tensor whose rank is known is that rank, where an op needs a constant (stack's dim).
+TEST_P(Lists, UnbindOfAVaryingDimAndDimOfKnownRank) {
+  check(R"(
+def forward(self, x):
+    parts = x.unbind()
+    return len(parts) + x, torch.stack((x, x * 2.0), dim=x.dim()), parts[-1]
+)",
+        {torch::randn({4, 5})}, "unbind_varying", true);
+}
+
 // A list of tensors returned: one output, an ONNX sequence (as torch.onnx exports it),
 // including a list that no tensor is ever put into.
 TEST_P(Lists, SequenceOutputs) {

@@ -14,6 +14,11 @@ namespace detail {
 std::optional<c10::IValue> constant_ivalue(const jit::Value* v) {
   if (auto iv = jit::toIValue(v)) return iv;
   const jit::Node* p = v->node();
+  // x.dim() of a tensor whose rank the types know (scripted code: recorded over the probe runs,
+  // none where it varies) is that rank.
+  if (p->kind() == c10::aten::dim && p->inputs().size() == 1)
+    if (auto tt = p->input(0)->type()->cast<c10::TensorType>(); tt && tt->dim())
+      return c10::IValue(static_cast<int64_t>(*tt->dim()));
   if (p->kind() != c10::prim::ListConstruct) return std::nullopt;
   auto elem = v->type()->cast<c10::ListType>();
   if (!elem) return std::nullopt;

@@ -172,6 +172,8 @@ TONNX_SYMBOLIC("aten::unbind", 9, [](SymbolicContext& g, Value* x, int64_t dim) 
   int64_t n = -1;
   if (t && t->shape && (*t->shape)[d].value) n = *(*t->shape)[d].value;
   if (n < 0) n = unpacked_count(g);
+  if (n < 0 && g.opset() >= 11)  // an ONNX sequence of the slices, as torch.onnx makes it
+    return g.sequence_op("SplitToSequence", {x}, {{"axis", d}, {"keepdims", int64_t{0}}});
   if (n < 0) n = known_dim(g, 0, d);  // fails, naming the dim
   std::vector<Value*> parts = split_sizes(g, x, std::vector<int64_t>(n, 1), d);
   for (auto& p : parts) p = squeeze(g, p, {d});
