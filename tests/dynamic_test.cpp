@@ -252,5 +252,27 @@ def forward(self, x, y):
   }
 }
 
+// Outputs without a given name are output_K, or output_K_N where a given name already is
+// output_K (torch.onnx's suite names the first of four outputs "output_1"); dynamic_axes then
+// address the given name.
+TEST(DynamicAxes, DefaultOutputNamesAvoidGivenNames) {
+  auto fn = make_traceable_fn([](const std::vector<Tensor>& in) -> std::vector<Tensor> {
+    return {in[0] + 1, in[0] * 2, in[0] - 1};
+  });
+  ExportOptions opt;
+  opt.input_names = {"input_1"};
+  opt.output_names = {"output_1"};
+  opt.dynamic_axes["input_1"] = {{0, "n"}};
+  opt.dynamic_axes["output_1"] = {{0, "n"}};
+  std::string path = temp_dir("dyn_output_names") + "/model.onnx";
+  export_model(fn, {torch::randn({2, 3})}, path, opt);
+  onnx::ModelProto m = read_model_proto(path);
+  ASSERT_EQ(m.graph().output_size(), 3);
+  EXPECT_EQ(m.graph().output(0).name(), "output_1");
+  EXPECT_EQ(m.graph().output(1).name(), "output_1_1");
+  EXPECT_EQ(m.graph().output(2).name(), "output_2");
+  EXPECT_EQ(m.graph().output(0).type().tensor_type().shape().dim(0).dim_param(), "n");
+}
+
 }  // namespace
 }  // namespace tonnx::test

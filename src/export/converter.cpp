@@ -604,12 +604,25 @@ ir::Model Converter::convert() {
       bind(in, v);
     }
   }
+  // Outputs without a given name are output_K, or output_K_N where a given name is output_K
+  // (torch.onnx's suite names only the first of several outputs "output_1").
+  std::vector<std::string> out_names;
+  {
+    std::set<std::string> given(cfg_.output_names.begin(), cfg_.output_names.end());
+    for (size_t k = 0; k < jg_->outputs().size(); ++k) {
+      if (k < cfg_.output_names.size()) {
+        out_names.push_back(cfg_.output_names[k]);
+        continue;
+      }
+      std::string name = "output_" + std::to_string(k);
+      for (int n = 1; given.count(name) || used_names.count(name); ++n)
+        name = "output_" + std::to_string(k) + "_" + std::to_string(n);
+      out_names.push_back(name);
+    }
+  }
   for (const auto& [name, axes] : cfg_.dynamic_axes) {
     bool known = used_names.count(name) > 0;
-    const size_t n_out = jg_->outputs().size();
-    for (size_t k = 0; k < n_out; ++k)
-      known = known || name == (k < cfg_.output_names.size() ? cfg_.output_names[k]
-                                                             : "output_" + std::to_string(k));
+    for (const std::string& o : out_names) known = known || name == o;
     if (!known)
       throw ExportError("dynamic_axes names '" + name +
                         "', which is neither an input name nor an output name (outputs without "
@@ -643,8 +656,7 @@ ir::Model Converter::convert() {
     // An output that is an input, an initializer or another output needs its own node.
     if (!v->producer() || seen.count(v) || v->producer()->op_type() == "Constant") v = copy_of(v);
     seen.insert(v);
-    std::string name =
-        k < cfg_.output_names.size() ? cfg_.output_names[k] : "output_" + std::to_string(k);
+    const std::string& name = out_names[k];
     if (used_names.count(name))
       throw ExportError("the output name '" + name + "' is also the name of an input or parameter");
     used_names.insert(name);
