@@ -274,5 +274,35 @@ TEST(DynamicAxes, DefaultOutputNamesAvoidGivenNames) {
   EXPECT_EQ(m.graph().output(0).type().tensor_type().shape().dim(0).dim_param(), "n");
 }
 
+// Inputs whose sizes are tied (x.view(other.shape)) cannot run with their dynamic axes doubled or
+// grown one by one: every size computed from an input is then taken to vary, and the export
+// works at other (consistent) sizes, where it was refused.
+TEST(DynamicAxes, TiedInputSizesTakeEverySizeAsVarying) {
+  torch::jit::Module m("Scripted");
+  m.define(R"(
+def forward(self, x, other):
+    y = x.view(other.shape)
+    return y * 2.0 + other, y.sum(-1), y.flatten()
+)");
+  ExportOptions opt;
+  opt.input_names = {"x", "other"};
+  opt.dynamic_axes["x"] = {{0, "a"}, {1, "b"}, {2, "c"}};
+  opt.dynamic_axes["other"] = {{0, "m"}, {1, "n"}};
+  opt.opset_version = 17;
+  std::string dir = temp_dir("dyn_tied_sizes");
+  export_model(m, {torch::randn({2, 3, 4}), torch::randn({6, 4})}, dir + "/model.onnx", opt);
+  auto prepared = backend::prepare(dir + "/model.onnx", "CPU");
+  TestDataSet set;
+  set.inputs = {torch::randn({5, 2, 3}), torch::randn({10, 3})};
+  auto eager = m.forward({set.inputs[0], set.inputs[1]}).toTuple();
+  for (const auto& e : eager->elements()) set.outputs.push_back(e.toTensor());
+  write_test_data(dir + "/data", set);
+  RunResult r = run_ort(dir + "/model.onnx", dir + "/data", 1e-5, 1e-6);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  auto outs = prepared.run(set.inputs);
+  ASSERT_EQ(outs.size(), 3u);
+  for (size_t k = 0; k < 3; ++k) expect_close(outs[k], set.outputs[k], Tolerance{}, "tied sizes");
+}
+
 }  // namespace
 }  // namespace tonnx::test

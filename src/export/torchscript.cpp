@@ -538,7 +538,8 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::I
   // With dynamic axes, the graph also runs with those axes at other sizes (as the C++
   // frontend traces again): sizes that follow them become unknown, so no symbolic freezes
   // them. Doubled first (a net that needs sizes divisible by 32 keeps working), else each grown
-  // by one or more (a positional table may cap a length); the export fails if neither runs.
+  // by one or more (a positional table may cap a length); if neither runs, every size computed
+  // from an input is unknown.
   std::vector<detail::DynamicDim> dims =
       detail::dynamic_dims(inputs, o.dynamic_axes, o.input_names);
   std::vector<std::vector<detail::DynamicDim>> candidates;
@@ -555,6 +556,7 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::I
     return grown;
   };
   detail::ObservedConditions conditions;
+  bool probe_failed = false;
   {
     torch::NoGradGuard no_grad;
     if (candidates.empty()) detail::observe_types(g, run_inputs, &conditions);
@@ -572,13 +574,16 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::I
         errors += std::string(errors.empty() ? "" : "; ") + e.what();
       }
     }
-    if (!errors.empty())
-      throw ExportError(
-          "dynamic_axes: the module could not run at other sizes of its dynamic axes, so which "
-          "sizes follow them is unknown (" +
-          errors + "); export with the axes that may vary, at sizes where forward works");
+    // Neither ran (inputs whose sizes are tied: x.view(other.shape)): the example run alone,
+    // and every size computed from an input is taken to vary.
+    if (!errors.empty()) {
+      probe_failed = true;
+      detail::observe_types(g, run_inputs, &conditions);
+    }
   }
   std::unordered_set<const jit::Value*> data_shaped;
+  if (probe_failed)
+    for (size_t i = 0; i < inputs.size(); ++i) data_shaped.insert(g->inputs()[i]);
   detail::forget_data_shapes(g->block(), data_shaped);
   detail::specialize_data_free_ifs(g, conditions, !o.dynamic_axes.empty(), data_shaped);
   detail::infer_unobserved(g->block());
