@@ -578,6 +578,11 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::I
     // and every size computed from an input is taken to vary.
     if (!errors.empty()) {
       probe_failed = true;
+      std::cerr << "tonnx: warning: dynamic_axes: the module could not run at other sizes of its "
+                   "dynamic axes ("
+                << errors
+                << "); every size computed from an input is taken to vary, and the model is "
+                   "right at the sizes where forward runs\n";
       detail::observe_types(g, run_inputs, &conditions);
     }
   }
