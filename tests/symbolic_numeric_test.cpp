@@ -62,6 +62,24 @@ TEST_P(Numeric9, Arithmetic) {
   check([](Tensor x) { return torch::nn::functional::tanhshrink(x); }, {special()}, "tanhshrink");
 }
 
+// 8- and 16-bit integer arithmetic wraps as LibTorch's does (ONNX's Add/Sub/Mul take these types
+// from opset 14; below, int32 and Mod); relu of integers (Relu takes them from opset 14).
+TEST_P(Numeric9, NarrowIntegersWrapAndReluOfIntegers) {
+  if (GetParam() < 10) return;  // the wrap needs Mod (opset 10)
+  for (auto dt : {torch::kByte, torch::kChar, torch::kShort}) {
+    Tensor a = torch::tensor({250, 3, 100, 0, 127}).to(dt);
+    Tensor b = torch::tensor({10, 5, 3, 1, 2}).to(dt);
+    std::string n = std::string("narrow_") + c10::toString(dt);
+    check([](Tensor x, Tensor y) { return x + y; }, {a, b}, n + "_add");
+    check([](Tensor x, Tensor y) { return x - y * 2; }, {a, b}, n + "_sub");
+    check([](Tensor x, Tensor y) { return y - x; }, {a, b}, n + "_rsub");
+    check([](Tensor x, Tensor y) { return x * y; }, {a, b}, n + "_mul");
+  }
+  check([](Tensor x) { return torch::relu(x); }, {torch::tensor({-3, 0, 7}, torch::kInt)},
+        "relu_int32");
+  check([](Tensor x) { return torch::relu(x); }, {torch::tensor({-3L, 4L})}, "relu_int64");
+}
+
 TEST_P(Numeric9, Products) {
   check([](Tensor x, Tensor y) { return torch::outer(x, y); },
         {torch::randn({4}), torch::randn({3})}, "outer");

@@ -6,7 +6,16 @@
 namespace tonnx::sym {
 namespace {
 
-TONNX_SYMBOLIC("aten::relu", 9, [](SymbolicContext& g, Value* x) { return g.op("Relu", {x}); });
+// Relu takes integers only from opset 14, and ONNX Runtime not int64 even there: an integer
+// input is max(x, 0) by Where at every opset.
+TONNX_SYMBOLIC("aten::relu", 9, [](SymbolicContext& g, Value* x) {
+  auto t = g.type(0);
+  at::ScalarType st =
+      t && t->dtype != ir::DType::Undefined ? ir::scalar_type_from_dtype(t->dtype) : at::kFloat;
+  if (at::isFloatingType(st)) return g.op("Relu", {x});
+  Value* zero = g.constant_scalar(0, st);
+  return g.op("Where", {g.op("Less", {x, zero}), zero, x});
+});
 
 // softmax / log_softmax (self, dim, dtype)
 Outputs softmax_like(SymbolicContext& g, const char* op) {

@@ -6,6 +6,21 @@
 namespace tonnx::sym {
 namespace {
 
+// Add, Sub and Mul take uint8, int8 and int16 from opset 14. Below, they run in int32 and wrap
+// to the type's range as LibTorch's arithmetic does (Mod with the divisor's sign: never
+// negative), then cast back.
+Value* arith(SymbolicContext& g, const char* op, Value* a, Value* b, at::ScalarType dt) {
+  bool narrow = dt == at::kByte || dt == at::kChar || dt == at::kShort;
+  if (!narrow || g.opset() >= 14) return g.op(op, {a, b});
+  if (g.opset() < 10) g.unsupported_below(10, std::string(op) + " of 8- and 16-bit integers (Mod)");
+  Value* r = g.op(op, {g.cast(a, at::kInt), g.cast(b, at::kInt)});
+  int64_t span = dt == at::kShort ? 65536 : 256, low = dt == at::kByte ? 0 : span / 2;
+  Value* shift = g.constant_scalar(static_cast<double>(low), at::kInt);
+  r = g.op("Mod",
+           {g.op("Add", {r, shift}), g.constant_scalar(static_cast<double>(span), at::kInt)});
+  return g.cast(g.op("Sub", {r, shift}), dt);
+}
+
 // add/sub(self, other, alpha): other is scaled by alpha when alpha != 1.
 Outputs add_sub(SymbolicContext& g, const char* op) {
   at::ScalarType dt = g.output_scalar_type();
@@ -14,9 +29,9 @@ Outputs add_sub(SymbolicContext& g, const char* op) {
   if (dt == at::kBool) return g.op("Or", {a, b});  // torch: bool + bool is logical or
   if (g.num_inputs() > 2 && !g.is_none(2)) {
     double alpha = g.f(2);
-    if (alpha != 1.0) b = g.op("Mul", {b, g.constant_scalar(alpha, dt)});
+    if (alpha != 1.0) b = arith(g, "Mul", b, g.constant_scalar(alpha, dt), dt);
   }
-  return g.op(op, {a, b});
+  return arith(g, op, a, b, dt);
 }
 TONNX_SYMBOLIC("aten::add", 9, [](SymbolicContext& g) { return add_sub(g, "Add"); });
 TONNX_SYMBOLIC("aten::sub", 9, [](SymbolicContext& g) { return add_sub(g, "Sub"); });
@@ -24,13 +39,15 @@ TONNX_SYMBOLIC("aten::rsub", 9, [](SymbolicContext& g) -> Outputs {
   at::ScalarType dt = g.output_scalar_type();
   Value* a = input_as(g, 0, dt);
   Value* b = input_as(g, 1, dt);
-  if (g.num_inputs() > 2 && g.f(2) != 1.0) a = g.op("Mul", {a, g.constant_scalar(g.f(2), dt)});
-  return g.op("Sub", {b, a});
+  if (g.num_inputs() > 2 && g.f(2) != 1.0)
+    a = arith(g, "Mul", a, g.constant_scalar(g.f(2), dt), dt);
+  return arith(g, "Sub", b, a, dt);
 });
 // mul: bool * bool is logical and (ONNX's Mul has no bool type).
-TONNX_SYMBOLIC("aten::mul", 9, [](SymbolicContext& g) {
+TONNX_SYMBOLIC("aten::mul", 9, [](SymbolicContext& g) -> Outputs {
   at::ScalarType dt = g.output_scalar_type();
-  return binary(g, dt == at::kBool ? "And" : "Mul", dt);
+  if (dt == at::kBool) return binary(g, "And", dt);
+  return arith(g, "Mul", input_as(g, 0, dt), input_as(g, 1, dt), dt);
 });
 
 // div(self, other[, rounding_mode]): true division in the result type (float for ints).
