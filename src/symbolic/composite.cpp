@@ -122,9 +122,9 @@ TONNX_SYMBOLIC("aten::index_fill", 9, [](SymbolicContext& g) -> Outputs {
 // index_copy(self, dim, index, source) and index_add(self, dim, index, source, alpha):
 // ScatterElements along dim with the index expanded to source's shape (add: reduction, 16).
 Outputs index_scatter(SymbolicContext& g, bool add) {
-  if (g.opset() < (add ? 16 : 11))
-    g.unsupported_below(add ? 16 : 11, add ? "index_add (ScatterElements with reduction)"
-                                           : "index_copy (ScatterElements)");
+  if (g.opset() < 11)
+    g.unsupported_below(11, add ? "index_add (OneHot, or ScatterElements with reduction)"
+                                : "index_copy (ScatterElements)");
   at::ScalarType dt = g.scalar_type(0);
   int64_t rank = g.rank(0);
   if (rank == 0) g.fail("index_copy/index_add of a 0-d tensor is not supported");
@@ -166,13 +166,14 @@ Outputs index_scatter(SymbolicContext& g, bool add) {
   Value* target = g.op("Concat", parts, {{"axis", int64_t{0}}});
   source = g.op("Expand", {source, target});
   Value* idx = g.op("Expand", {index_along(g, index, dim, rank), target});
+  if (add && g.opset() < 16) return scatter_add_onehot(g, g.input(0), idx, source, dim, rank, dt);
   if (add)
     return g.op("ScatterElements", {g.input(0), idx, source},
                 {{"axis", dim}, {"reduction", std::string("add")}});
   return g.op("ScatterElements", {g.input(0), idx, source}, {{"axis", dim}});
 }
 TONNX_SYMBOLIC("aten::index_copy", 11, [](SymbolicContext& g) { return index_scatter(g, false); });
-TONNX_SYMBOLIC("aten::index_add", 16, [](SymbolicContext& g) { return index_scatter(g, true); });
+TONNX_SYMBOLIC("aten::index_add", 11, [](SymbolicContext& g) { return index_scatter(g, true); });
 
 // The positions of a mask broadcast with self: [N, rank] for GatherND / ScatterND, and self
 // broadcast to the common shape.

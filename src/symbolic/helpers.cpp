@@ -65,6 +65,29 @@ Value* shape_of(SymbolicContext& g, size_t i) {
   return g.op("Shape", {g.input(i)});
 }
 
+Value* scatter_add_onehot(SymbolicContext& g, Value* self, Value* index, Value* src, int64_t axis,
+                          int64_t rank, at::ScalarType dtype) {
+  if (g.opset() < 11)
+    g.unsupported_below(11, "adding at repeated indices (OneHot, Pad with its pads as an input)");
+  std::vector<int64_t> zeros(static_cast<size_t>(rank), 0), dims;
+  for (int64_t d = 0; d < rank; ++d) dims.push_back(d);
+  Value* ishape = g.op("Shape", {index});
+  src = g.op("Slice", {src, g.constant_ints(zeros), ishape, g.constant_ints(dims)});
+  Value* n =
+      g.op("Gather", {g.op("Shape", {self}), g.constant_ints({axis})}, {{"axis", int64_t{0}}});
+  Value* onehot = g.op("OneHot", {index, n, g.constant_ints({0, 1})}, {{"axis", int64_t{-1}}});
+  Value* hit = g.op("Cast", {onehot}, {{"to", static_cast<int64_t>(ir::DType::Bool)}});
+  Value* spread = g.op("Where", {hit, unsqueeze(g, src, {rank}), g.constant_scalar(0, dtype)});
+  Value* summed = reduce(g, "ReduceSum", spread, std::vector<int64_t>{axis}, true);
+  std::vector<int64_t> perm = dims;  // [.., 1 at axis, .., n] -> [.., n at axis, .., 1]
+  perm.push_back(rank);
+  std::swap(perm[static_cast<size_t>(axis)], perm.back());
+  Value* moved = squeeze(g, g.op("Transpose", {summed}, {{"perm", ir::Ints(perm)}}), {rank});
+  Value* grow = g.op("Sub", {g.op("Shape", {self}), g.op("Shape", {moved})});
+  Value* pads = g.op("Concat", {g.constant_ints(zeros), grow}, {{"axis", int64_t{0}}});
+  return g.op("Add", {self, g.op("Pad", {moved, pads})});
+}
+
 Value* binary(SymbolicContext& g, const std::string& op, at::ScalarType dtype) {
   return g.op(op, {input_as(g, 0, dtype), input_as(g, 1, dtype)});
 }

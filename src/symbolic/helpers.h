@@ -45,6 +45,13 @@ std::vector<Value*> split_sizes(SymbolicContext& g, Value* x, const std::vector<
 // compared as !(a < b) && !(a > b) && neither is NaN.
 Value* equal(SymbolicContext& g, Value* a, Value* b, at::ScalarType dtype);
 
+// self with src added at index along axis, repeated indices summed (ScatterElements with
+// reduction='add' before opset 16 has none): a one-hot of the index over self's dim (OneHot,
+// Where: a NaN reaches only its own target), summed over the index's dim, padded to self's
+// shape. index and src of rank `rank`, src at least index's shape. Opset 11.
+Value* scatter_add_onehot(SymbolicContext& g, Value* self, Value* index, Value* src, int64_t axis,
+                          int64_t rank, at::ScalarType dtype);
+
 // Whether input i of the aten node is a list of tensors (Tensor[] or Tensor?[]).
 bool is_tensor_list(SymbolicContext& g, size_t i);
 

@@ -220,8 +220,16 @@ Outputs scatter(SymbolicContext& g, const std::string& reduction) {
   Value* src = g.arg_type(3) == "Tensor" && !g.is_constant(3)
                    ? g.cast(g.input(3), dt)
                    : g.op("Expand", {input_as(g, 3, dt), g.op("Shape", {index})});
+  if (g.opset() >= 10 && g.arg_type(3) == "Tensor") {  // torch reads src only where index is
+    std::vector<int64_t> zeros(static_cast<size_t>(g.rank(0)), 0), dims;
+    for (int64_t d = 0; d < g.rank(0); ++d) dims.push_back(d);
+    src = g.op("Slice",
+               {src, g.constant_ints(zeros), g.op("Shape", {index}), g.constant_ints(dims)});
+  }
   if (reduction == "none")
     return g.op("ScatterElements", {g.input(0), index, src}, {{"axis", dim}});
+  if (reduction == "add" && g.opset() < 16)
+    return scatter_add_onehot(g, g.input(0), index, src, dim, g.rank(0), dt);
   if (g.opset() < 16)
     g.unsupported_below(
         16, "scatter with reduction '" + reduction + "' (ScatterElements' reduction attribute)");
@@ -235,7 +243,7 @@ TONNX_SYMBOLIC("aten::scatter", 11, [](SymbolicContext& g) -> Outputs {
     g.fail("reduce='" + reduce + "' is not one of 'add', 'multiply'");
   return scatter(g, reduce == "add" ? "add" : "mul");
 });
-TONNX_SYMBOLIC("aten::scatter_add", 16, [](SymbolicContext& g) { return scatter(g, "add"); });
+TONNX_SYMBOLIC("aten::scatter_add", 11, [](SymbolicContext& g) { return scatter(g, "add"); });
 
 // Slice from start to end with step along dim. Before opset 10 Slice has no steps and
 // takes attributes.
