@@ -138,6 +138,19 @@ TEST_P(Scatter16, RepeatedIndicesAccumulate) {
   check([](Tensor a, Tensor i, Tensor s) { return a.scatter_add(0, i, s); },
         {torch::ones({4, 3}), torch::tensor({{3L}, {3L}}), torch::randn({3, 3})},
         "scatter_add_small_index");
+  // index_put with accumulate=True: repeated and negative row indices, a NaN value, two index
+  // tensors (positions over two dims), a value broadcast over the rest.
+  check([](Tensor a, Tensor i, Tensor v) { return a.index_put({i}, v, /*accumulate=*/true); },
+        {torch::zeros({4, 3}), torch::tensor({1L, -1L, 1L, 3L}),
+         torch::tensor({{1.f, 2.f, 3.f}, {NAN, 1.f, 1.f}, {10.f, 20.f, 30.f}, {5.f, 5.f, 5.f}})},
+        "index_put_accumulate");
+  check(
+      [](Tensor a, Tensor i, Tensor j, Tensor v) {
+        return a.index_put({i, j}, v, /*accumulate=*/true);
+      },
+      {torch::ones({3, 4, 2}), torch::tensor({0L, 2L, 0L}), torch::tensor({1L, 3L, 1L}),
+       torch::tensor({4.f, -1.f})},
+      "index_put_accumulate_two");
   if (GetParam() < 16) return;
   check([](Tensor a, Tensor i, Tensor s) { return a.scatter(0, i, s, "multiply"); }, {x, idx, src},
         "scatter_reduce_multiply");

@@ -140,6 +140,41 @@ TONNX_SYMBOLIC("aten::index", 9, [](SymbolicContext& g) -> Outputs {
   return g.op("Transpose", {y}, {{"perm", broadcast_dims_to_torch(nb, l.first_dim, out_rank)}});
 });
 
+// ScatterND with reduction='add' before opset 16: the rows' positions in the first k dims as
+// one linear index into x flattened to [positions, rest...], added there by a one-hot sum.
+// Memory grows with rows x positions.
+Value* accumulate_before_16(SymbolicContext& g, Value* x, Value* rows, Value* values, int64_t k,
+                            int64_t rank, at::ScalarType dt) {
+  Value* shape = g.op("Shape", {x});
+  auto dim_of = [&](int64_t j) {
+    return g.op("Gather", {shape, g.constant(at::scalar_tensor(j, at::kLong))},
+                {{"axis", int64_t{0}}});
+  };
+  Value* zero = g.constant(at::scalar_tensor(int64_t{0}, at::kLong));
+  Value* linear = nullptr;
+  Value* stride = g.constant(at::scalar_tensor(int64_t{1}, at::kLong));
+  for (int64_t j = k - 1; j >= 0; --j) {
+    Value* r = g.op("Gather", {rows, g.constant(at::scalar_tensor(j, at::kLong))},
+                    {{"axis", int64_t{-1}}});
+    Value* n = dim_of(j);
+    r = g.op("Where", {g.op("Less", {r, zero}), g.op("Add", {r, n}), r});  // negative: from the end
+    Value* term = g.op("Mul", {r, stride});
+    linear = linear ? g.op("Add", {linear, term}) : term;
+    stride = g.op("Mul", {stride, n});
+  }
+  Value* tail = g.op("Slice", {shape, g.constant_ints({k}), g.constant_ints({kInt64Max})});
+  Value* flat_shape = g.op("Concat", {g.constant_ints({-1}), tail}, {{"axis", int64_t{0}}});
+  Value* flat_x = g.op("Reshape", {x, flat_shape});
+  Value* flat_values = g.op("Reshape", {values, flat_shape});
+  int64_t frank = 1 + rank - k;
+  std::vector<int64_t> column(static_cast<size_t>(frank), 1);
+  column[0] = -1;
+  Value* index = g.op(
+      "Expand", {g.op("Reshape", {linear, g.constant_ints(column)}), g.op("Shape", {flat_values})});
+  Value* sum = scatter_add_onehot(g, flat_x, index, flat_values, 0, frank, dt);
+  return g.op("Reshape", {sum, shape});
+}
+
 // index_put(self, indices, values, accumulate): ScatterND over the same index forms. Indices
 // that are not on the leading dims scatter into x with the indexed dims moved to the front,
 // and the values are laid out as there (from PyTorch's layout of x[indices]).
@@ -148,8 +183,6 @@ TONNX_SYMBOLIC("aten::index_put", 11, [](SymbolicContext& g) -> Outputs {
   std::vector<Value*> idx = g.inputs_list(1);
   at::ScalarType dt = g.scalar_type(0);
   bool accumulate = g.b(3);
-  if (accumulate && g.opset() < 16)
-    g.unsupported_below(16, "index_put with accumulate=True (ScatterND reduction)");
   std::vector<int64_t> pos;
   for (size_t i = 0; i < idx.size(); ++i)
     if (idx[i]) pos.push_back(static_cast<int64_t>(i));
@@ -199,7 +232,9 @@ TONNX_SYMBOLIC("aten::index_put", 11, [](SymbolicContext& g) -> Outputs {
   }
   std::vector<ir::Attr> attrs;
   if (accumulate) attrs.push_back({"reduction", "add"});
-  Value* y = g.op("ScatterND", {xt, rows, values}, attrs);
+  Value* y = accumulate && g.opset() < 16
+                 ? accumulate_before_16(g, xt, rows, values, indexed_dims, g.rank(0), dt)
+                 : g.op("ScatterND", {xt, rows, values}, attrs);
   if (leading) return y;
   std::vector<int64_t> inverse(l.perm.size());
   for (size_t j = 0; j < l.perm.size(); ++j) inverse[l.perm[j]] = static_cast<int64_t>(j);
