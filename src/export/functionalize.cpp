@@ -591,7 +591,19 @@ bool is_list_write(const jit::Node* n) {
          kWrites.count(n->kind().toQualString());
 }
 
+// The expand's sizes would freeze the example's where dst's sizes vary.
+void copy_without_expand(torch::jit::Block* b) {
+  for (torch::jit::Node* n : b->nodes()) {
+    for (torch::jit::Block* sub : n->blocks()) copy_without_expand(sub);
+    if (n->kind() != c10::aten::copy_ || n->inputs().size() < 2) continue;
+    torch::jit::Node* e = n->input(1)->node();
+    if (e->kind() == c10::aten::expand && e->output()->uses().size() == 1)
+      n->replaceInput(1, e->input(0));
+  }
+}
+
 void functionalize_inplace(const std::shared_ptr<torch::jit::Graph>& graph) {
+  copy_without_expand(graph->block());
   Functionalizer(graph).run();
 }
 

@@ -17,6 +17,10 @@ namespace tonnx::detail {
 
 void functionalize_inplace(const std::shared_ptr<torch::jit::Graph>& graph);
 
+// copy_(dst, expand(v, sizes)) becomes copy_(dst, v): copy_ broadcasts its source to dst anyway,
+// and the Python tracer records the expand of a slice assignment with the sizes it saw.
+void copy_without_expand(torch::jit::Block* b);
+
 // After the pass, the ops that change the list in their input 0 and return its new contents
 // as output 0 (append, l[i] = x, +=, and the twins of insert, del and clear).
 bool is_list_write(const torch::jit::Node* n);

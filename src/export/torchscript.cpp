@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "export/functionalize.h"
 #include "export/pipeline.h"
 #include "export/script_graph.h"
 #include "export/specialize.h"
@@ -504,6 +505,7 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::I
   fold_known_none_checks(g->block());
   fold_input_ranks(*g);
   remove_identity_casts(g->block());
+  detail::copy_without_expand(g->block());  // before constants fold the expand's sizes in
   jit::ConstantPropagation(g);
   jit::EliminateDeadCode(g);
   try {
