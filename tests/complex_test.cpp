@@ -37,7 +37,9 @@ TEST(Complex, FftFromCpp) {
     Tensor c = torch::fft::fft(x, 5, -2, "forward");
     Tensor i = torch::fft::ifft(c, 5, 1, "forward");
     Tensor n = torch::fft::fftn(in[1]);
-    Tensor padded = torch::fft::irfft(x, 20);  // a real input, more points than it implies
+    Tensor padded = torch::fft::irfft(x, 20);           // a real input, more points than it implies
+    Tensor h = torch::fft::hfft(r, 9, -1, "ortho");     // a Hermitian input, odd length
+    Tensor ih = torch::fft::ihfft(x, c10::nullopt, 1);  // norm 'backward' is 1/n here
     return {back,
             torch::view_as_real(r),
             torch::view_as_real(i),
@@ -45,7 +47,9 @@ TEST(Complex, FftFromCpp) {
             torch::abs(c),
             torch::angle(c).select(1, 2),
             padded,
-            torch::view_as_real(x * c10::complex<double>(0, 1))};
+            torch::view_as_real(x * c10::complex<double>(0, 1)),
+            h,
+            torch::view_as_real(ih.resolve_conj())};
   };
   expect_fn_matches(f, {x, ints}, 17, "complex_fft_cpp", fft_tol());
 }

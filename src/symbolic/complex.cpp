@@ -178,6 +178,11 @@ Value* normalize(SymbolicContext& g, Value* y, const std::string& norm, bool inv
 
 std::string norm_arg(SymbolicContext& g, size_t i) { return g.is_none(i) ? "backward" : g.s(i); }
 
+std::string swapped_norm(SymbolicContext& g, size_t i) {
+  std::string n = norm_arg(g, i);
+  return n == "backward" ? "forward" : n == "forward" ? "backward" : n;
+}
+
 struct Plan {
   std::vector<int64_t> dims;                  // logical, non-negative
   std::vector<std::optional<int64_t>> sizes;  // requested lengths (s), nullopt: as is
@@ -230,7 +235,7 @@ Outputs fftn(SymbolicContext& g, bool inverse, const Plan& p, const std::string&
   return g.complex_result(c2c(g, dft_input(g, 0), p, 0, p.dims.size(), inverse, norm, rt));
 }
 
-Outputs rfftn(SymbolicContext& g, const Plan& p, const std::string& norm) {
+Outputs rfftn(SymbolicContext& g, const Plan& p, const std::string& norm, bool conj_out = false) {
   if (g.is_complex(0)) g.fail("rfft takes a real input");
   if (p.dims.empty()) g.fail("rfftn needs at least one dim");
   at::ScalarType rt = real_type(g, 0);
@@ -238,17 +243,19 @@ Outputs rfftn(SymbolicContext& g, const Plan& p, const std::string& norm) {
   Value* x = dft(g, dft_input(g, 0), p.dims[last], false, true, p.sizes[last]);
   x = normalize(g, x, norm, false, p.sizes[last] ? p.sizes[last] : dim_size(g, 0, p.dims[last]),
                 rt);
-  return g.complex_result(c2c(g, x, p, 0, last, false, norm, rt));
+  x = c2c(g, x, p, 0, last, false, norm, rt);
+  return g.complex_result(conj_out ? conj(g, x, rt) : x);
 }
 
 // The real inverse along the plan's last dim: the full spectrum is the given half followed by
 // the conjugates of its entries 1 .. n - n/2 - 1 in reverse order; the real part of its complex
 // inverse DFT is the signal (the imaginary parts of DC and Nyquist drop out, as in torch).
-Outputs irfftn(SymbolicContext& g, const Plan& p, const std::string& norm) {
+Outputs irfftn(SymbolicContext& g, const Plan& p, const std::string& norm, bool conj_in = false) {
   at::ScalarType rt = real_type(g, 0);
   if (p.dims.empty()) g.fail("irfftn needs at least one dim");
   Value* x =
       g.is_complex(0) ? g.input(0) : make_pair(g, operand(g, 0, rt).re, operand(g, 0, rt).im);
+  if (conj_in) x = conj(g, x, rt);
   if (g.opset() < 17) g.unsupported_below(17, "the FFT (ONNX's DFT)");
   size_t last = p.dims.size() - 1;
   x = c2c(g, x, p, 0, last, true, norm, rt);
@@ -495,6 +502,12 @@ const std::map<std::string, SymbolicFn>& rules() {
        }},
       {"aten::fft_irfftn",
        [](SymbolicContext& g) { return irfftn(g, plan(g, 1, 2, {}), norm_arg(g, 3)); }},
+      // hfft(x) is irfft(conj(x)) and ihfft(x) conj(rfft(x)), each with the norm's direction
+      // swapped (hfft transforms forward).
+      {"aten::fft_hfft",
+       [](SymbolicContext& g) { return irfftn(g, plan1(g), swapped_norm(g, 3), true); }},
+      {"aten::fft_ihfft",
+       [](SymbolicContext& g) { return rfftn(g, plan1(g), swapped_norm(g, 3), true); }},
       {"aten::fft_fftshift", [](SymbolicContext& g) { return shift(g, false); }},
       {"aten::fft_ifftshift", [](SymbolicContext& g) { return shift(g, true); }},
       {"aten::fft_fftfreq", [](SymbolicContext& g) { return fftfreq(g, false); }},
