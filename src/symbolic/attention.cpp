@@ -137,7 +137,7 @@ TONNX_SYMBOLIC(
       // Only the unfolded dim's size matters: the others may vary.
       int64_t rank = g.rank(0);
       int64_t d = rank ? norm_dim(g, dim, rank) : 0;
-      std::optional<int64_t> known = rank ? (*g.type(0)->shape)[d].value : 1;
+      std::optional<int64_t> known = rank ? known_size(g, 0, d) : 1;
       if (!known)
         g.fail("unfold along dim " + std::to_string(d) +
                ", whose size varies (a dynamic axis): the number of windows depends on it");

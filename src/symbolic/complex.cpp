@@ -139,13 +139,6 @@ int64_t dft_axis(SymbolicContext& g, size_t i, int64_t dim) {
   return dim < 0 ? dim - 1 : dim;
 }
 
-std::optional<int64_t> dim_size(SymbolicContext& g, size_t i, int64_t dim) {
-  auto t = g.type(i);
-  if (!t || !t->shape || dim < 0 || dim >= static_cast<int64_t>(t->shape->size()))
-    return std::nullopt;
-  return (*t->shape)[dim].value;
-}
-
 // The input as DFT takes it: pairs, or a real tensor with a trailing dim of 1.
 Value* dft_input(SymbolicContext& g, size_t i) {
   if (g.opset() < 17) g.unsupported_below(17, "the FFT (ONNX's DFT)");
@@ -220,7 +213,7 @@ Value* c2c(SymbolicContext& g, Value* x, const Plan& p, size_t first, size_t las
            const std::string& norm, at::ScalarType rt) {
   for (size_t k = first; k < last; ++k) {
     x = dft(g, x, p.dims[k], inverse, false, p.sizes[k]);
-    auto n = p.sizes[k] ? p.sizes[k] : dim_size(g, 0, p.dims[k]);
+    auto n = p.sizes[k] ? p.sizes[k] : known_size(g, 0, p.dims[k]);
     x = normalize(g, x, norm, inverse, n, rt);
   }
   return x;
@@ -241,7 +234,7 @@ Outputs rfftn(SymbolicContext& g, const Plan& p, const std::string& norm, bool c
   at::ScalarType rt = real_type(g, 0);
   size_t last = p.dims.size() - 1;
   Value* x = dft(g, dft_input(g, 0), p.dims[last], false, true, p.sizes[last]);
-  x = normalize(g, x, norm, false, p.sizes[last] ? p.sizes[last] : dim_size(g, 0, p.dims[last]),
+  x = normalize(g, x, norm, false, p.sizes[last] ? p.sizes[last] : known_size(g, 0, p.dims[last]),
                 rt);
   x = c2c(g, x, p, 0, last, false, norm, rt);
   return g.complex_result(conj_out ? conj(g, x, rt) : x);
@@ -253,14 +246,17 @@ Outputs rfftn(SymbolicContext& g, const Plan& p, const std::string& norm, bool c
 Outputs irfftn(SymbolicContext& g, const Plan& p, const std::string& norm, bool conj_in = false) {
   at::ScalarType rt = real_type(g, 0);
   if (p.dims.empty()) g.fail("irfftn needs at least one dim");
-  Value* x =
-      g.is_complex(0) ? g.input(0) : make_pair(g, operand(g, 0, rt).re, operand(g, 0, rt).im);
+  Value* x = g.input(0);
+  if (!g.is_complex(0)) {  // a real input: a zero imaginary part
+    Cx c = operand(g, 0, rt);
+    x = make_pair(g, c.re, c.im);
+  }
   if (conj_in) x = conj(g, x, rt);
   if (g.opset() < 17) g.unsupported_below(17, "the FFT (ONNX's DFT)");
   size_t last = p.dims.size() - 1;
   x = c2c(g, x, p, 0, last, true, norm, rt);
   int64_t axis = p.dims[last];
-  std::optional<int64_t> m = dim_size(g, 0, axis);
+  std::optional<int64_t> m = known_size(g, 0, axis);
   std::optional<int64_t> n = p.sizes[last];
   if (!n && m) n = 2 * (*m - 1);
   if (n && *n < 1)
@@ -311,7 +307,7 @@ Outputs shift(SymbolicContext& g, bool inverse) {
   }
   Value* x = g.input(0);
   for (int64_t d : dims) {
-    std::optional<int64_t> n = dim_size(g, 0, d);
+    std::optional<int64_t> n = known_size(g, 0, d);
     if (!n) g.fail("needs the size of dim " + std::to_string(d) + " from the trace");
     int64_t cut = inverse ? *n / 2 : *n - *n / 2;
     Value* axis = g.constant_ints({d});

@@ -436,7 +436,7 @@ TONNX_SYMBOLIC("aten::repeat_interleave", 9, [](SymbolicContext& g) -> Outputs {
 // them (the first size % sections pieces one longer; indices clamped to the size).
 TONNX_SYMBOLIC("aten::tensor_split", 9, [](SymbolicContext& g) -> Outputs {
   int64_t dim = norm_dim(g, g.i(2), g.rank(0));
-  std::optional<int64_t> known = (*g.type(0)->shape)[static_cast<size_t>(dim)].value;
+  std::optional<int64_t> known = known_size(g, 0, dim);
   if (!known)  // only the split dim's size matters: the others may vary
     g.fail("tensor_split along dim " + std::to_string(dim) +
            ", whose size varies (a dynamic axis): the pieces' bounds depend on it");

@@ -54,6 +54,13 @@ Value* reduce(SymbolicContext& g, const std::string& op, Value* x,
   return g.op(op, {x}, {keep, ir::Attr{"axes", ir::Ints(*axes)}});
 }
 
+std::optional<int64_t> known_size(SymbolicContext& g, size_t i, int64_t dim) {
+  auto t = g.type(i);
+  if (!t || !t->shape || dim < 0 || dim >= static_cast<int64_t>(t->shape->size()))
+    return std::nullopt;
+  return (*t->shape)[static_cast<size_t>(dim)].value;
+}
+
 Value* shape_of(SymbolicContext& g, size_t i) {
   if (!g.dynamic_shapes())
     if (auto t = g.type(i); t && t->shape) {

@@ -31,6 +31,9 @@ Value* squeeze(SymbolicContext& g, Value* x, const std::vector<int64_t>& axes);
 Value* reduce(SymbolicContext& g, const std::string& op, Value* x,
               const std::optional<std::vector<int64_t>>& axes, bool keepdims);
 
+// The size of dim `dim` (non-negative) of input i when the trace knows it, else nullopt.
+std::optional<int64_t> known_size(SymbolicContext& g, size_t i, int64_t dim);
+
 // Shape of x as a 1-D int64 tensor: a constant when static and shapes are not dynamic.
 Value* shape_of(SymbolicContext& g, size_t input_index);
 

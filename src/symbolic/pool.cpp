@@ -96,10 +96,9 @@ Outputs adaptive_pool(SymbolicContext& g, bool is_max) {
     results.push_back(g.op(is_max ? "GlobalMaxPool" : "GlobalAveragePool", {x}));
   } else {
     // Only the pooled dims' sizes matter: the batch and channels may vary.
-    auto t = g.type(0);
     std::vector<int64_t> kernel;
     for (size_t i = 0; i < d; ++i) {
-      std::optional<int64_t> known = (*t->shape)[2 + i].value;
+      std::optional<int64_t> known = known_size(g, 0, static_cast<int64_t>(2 + i));
       if (!known)
         g.fail("adaptive pooling of dim " + std::to_string(2 + i) +
                ", whose size varies (a dynamic axis): the window depends on it; pool to size 1 "

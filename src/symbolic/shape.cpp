@@ -140,8 +140,9 @@ TONNX_SYMBOLIC("aten::unsqueeze", 9, [](SymbolicContext& g, Value* x, RuntimeInt
   return g.op("Unsqueeze", {x, unsqueeze(g, dim.value, {0})});
 });
 
-// squeeze(self[, dim]): only dims of size 1 are removed; a dim of another size is a no-op.
-// A dim whose size varies (dynamic axes) would make the result's rank vary: refused, naming it.
+// squeeze(self[, dim]): only dims of size 1 are removed; a dim of another size is a no-op. A dim
+// whose size varies reaches the converter's If form instead (converter_rank.cpp); the refusal
+// below guards a size the converter did not see as unknown.
 TONNX_SYMBOLIC("aten::squeeze", 9, [](SymbolicContext& g) -> Outputs {
   Value* x = g.input(0);
   int64_t rank = g.rank(0);

@@ -223,8 +223,8 @@ Outputs scatter(SymbolicContext& g, const std::string& reduction) {
   if (g.opset() >= 10 && g.arg_type(3) == "Tensor") {  // torch reads src only where index is
     std::vector<int64_t> zeros(static_cast<size_t>(g.rank(0)), 0), dims;
     for (int64_t d = 0; d < g.rank(0); ++d) dims.push_back(d);
-    src = g.op("Slice",
-               {src, g.constant_ints(zeros), g.op("Shape", {index}), g.constant_ints(dims)});
+    src =
+        g.op("Slice", {src, g.constant_ints(zeros), g.op("Shape", {index}), g.constant_ints(dims)});
   }
   if (reduction == "none")
     return g.op("ScatterElements", {g.input(0), index, src}, {{"axis", dim}});
