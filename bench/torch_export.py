@@ -83,7 +83,14 @@ class RNNModel(nn.Module):
         return (F.log_softmax(decoded, dim=1),) + hidden
 
 
+# zoo name -> (d_model, heads, feed-forward, layers): nn.TransformerEncoder, sequence first.
+ENCODERS = {"transformer_encoder": (2048, 16, 8192, 16), "transformer_encoder_small": (256, 4, 1024, 2)}
+
+
 def build(name):
+    if name in ENCODERS:
+        d, h, ff, n = ENCODERS[name]
+        return nn.TransformerEncoder(nn.TransformerEncoderLayer(d, h, ff), n).eval()
     examples = {"dcgan_generator": Generator, "dcgan_discriminator": Discriminator,
                 "super_resolution": SuperResolution}
     if name in examples:

@@ -27,6 +27,9 @@ namespace tonnx {
 
 enum class TrainingMode { EVAL, PRESERVE, TRAINING };
 enum class OperatorExportTypes { ONNX, ONNX_ATEN_FALLBACK, ONNX_FALLTHROUGH };
+// Weights in a file beside the model (ONNX external data): never, when the model would pass
+// protobuf's 2 GB limit (as torch.onnx does), or always.
+enum class ExternalData { OFF, AUTO, ON };
 
 constexpr int kMinOpset = 9;
 constexpr int kMaxOpset = 17;
@@ -51,6 +54,12 @@ struct ExportOptions {
   std::map<std::string, int64_t> custom_opsets;
   // Where verbose output goes; std::cout when null.
   std::ostream* verbose_stream = nullptr;
+  // External data: initializers of at least external_data_threshold bytes go into one file,
+  // each at an offset aligned to 4096 bytes (mmappable in place). The file's name is
+  // relative to the model's folder; empty: the model's file name + ".data".
+  ExternalData external_data = ExternalData::AUTO;
+  int64_t external_data_threshold = 1024;
+  std::string external_data_location;
 };
 
 // Marks `axes` of `name` dynamic with generated names (name_dynamic_axes_K), like the
@@ -73,6 +82,9 @@ struct ExportSummary {
   int64_t num_initializers = 0;
   int64_t parameter_bytes = 0;
   int64_t file_bytes = 0;
+  // The external data file written with the model (empty: none) and its size.
+  std::string external_data_path;
+  int64_t external_data_bytes = 0;
   double seconds = 0;
   // What LibTorch computed while tracing: the reference outputs for any runtime.
   std::vector<torch::Tensor> eager_outputs;

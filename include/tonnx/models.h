@@ -61,12 +61,15 @@ struct ZooEntry {
   // Example inputs for the given shapes (random, seeded); token models draw valid ids.
   std::function<std::vector<torch::Tensor>(const std::vector<std::vector<int64_t>>&, uint64_t seed)>
       inputs;
+  // The parameter count when building the model to count them is costly (0: build and count).
+  int64_t parameters;
 };
 
 const std::vector<ZooEntry>& zoo();
 // Throws std::invalid_argument naming the known models.
 const ZooEntry& find_model(const std::string& name);
 int64_t parameter_count(const Traceable& t);
+int64_t parameter_count(const ZooEntry& e);
 // "10x3x224x224", the form `tonnx export --input-shape` takes.
 std::string shape_string(const std::vector<int64_t>& shape);
 // docs/models.md: the zoo as a table (name, default inputs, parameters, description).

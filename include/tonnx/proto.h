@@ -35,6 +35,34 @@ void write_file_atomic(const std::string& path, const std::function<void(std::os
 // every initializer's bytes streamed straight from the model's tensors: no copy of the
 // weights is made. Atomic like write_file_atomic.
 void save_model(const ir::Model& m, onnx::ModelProto& skeleton, const std::string& path);
+
+// External data (ONNX's layout): `location` is the data file's name relative to the model's
+// folder; initializers of at least `threshold` bytes are written there, each at an offset
+// aligned to `alignment` bytes, straight from the tensor's memory. A tensor held by several
+// initializers (tied weights) is written once. The data file and then the model go through
+// temporaries and renames: a failure leaves the previous pair untouched and nothing behind.
+struct ExternalDataOptions {
+  std::string location;
+  int64_t threshold = 1024;
+  int64_t alignment = 4096;
+};
+struct SavedModel {
+  uint64_t model_bytes = 0;
+  uint64_t data_bytes = 0;  // 0: no data file was written
+  std::string data_path;
+};
+SavedModel save_model(const ir::Model& m, onnx::ModelProto& skeleton, const std::string& path,
+                      const ExternalDataOptions& external);
+// The serialized size save_model(m, skeleton, path) would write, about, without writing it.
+uint64_t inline_model_bytes(const ir::Model& m, const onnx::ModelProto& skeleton);
+// Throws unless `location` is a file name relative to the model's folder that stays inside it.
+void check_external_location(const std::string& location, const std::string& model_path);
+// tonnx convert: rewrites the model file `in` as `out` with the weights (initializers, in
+// subgraphs too) of at least external.threshold bytes in one external data file, or with
+// external.location empty, every tensor held externally back inside the model. External data
+// of `in` is read with the backend's rules (inside its folder, no links). Atomic as save_model.
+SavedModel convert_model_file(const std::string& in, const std::string& out,
+                              const ExternalDataOptions& external);
 void save_model_proto(const onnx::ModelProto& m, const std::string& path);
 void save_tensor_proto(const onnx::TensorProto& t, const std::string& path);
 

@@ -19,6 +19,7 @@ struct Spec {
   std::set<std::string> with_value;  // --opset N
   std::set<std::string> switches;    // --verbose
   std::set<std::string> repeatable;  // --input a=b (may appear many times)
+  std::set<std::string> optional;    // --external-data or --external-data=NAME
 };
 
 struct Args {
@@ -51,7 +52,14 @@ inline Args parse_args(const std::vector<std::string>& argv, const Spec& spec) {
         val = s.substr(eq + 1);
         inline_val = true;
       }
-      if (spec.switches.count(key)) {
+      if (spec.optional.count(key)) {
+        if (a.has(key)) throw UsageError("option " + key + " is given twice");
+        if (inline_val && val.empty()) throw UsageError("option " + key + "= has an empty value");
+        if (inline_val)
+          a.values[key].push_back(val);
+        else
+          a.flags.insert(key);
+      } else if (spec.switches.count(key)) {
         if (inline_val) throw UsageError("option " + key + " takes no value");
         a.flags.insert(key);
       } else if (spec.with_value.count(key) || spec.repeatable.count(key)) {

@@ -89,6 +89,11 @@ options:
   --aten-fallback              ops without a symbolic become ATen nodes
   --training                   export in training mode (default: eval)
   --preserve-training-mode     export in the module's own mode (train() or eval())
+  --external-data[=NAME]       weights of 1 KB or more in one file NAME beside the model
+                               (default OUT.onnx.data), each 4096-byte aligned; without
+                               this, only a model over protobuf's 2 GB limit gets one
+  --external-data-threshold N  the smallest weight (bytes) written there (default 1024)
+  --no-external-data           never: a model over 2 GB is an error
   --load-library PATH[,PATH]   TorchScript: load custom-op libraries first, as
                                torch.ops.load_library (torchvision's _C*.so for
                                torchvision::nms, roi_align)
@@ -114,6 +119,18 @@ ExportOptions export_options(const Args& a) {
     throw UsageError("--training and --preserve-training-mode exclude each other");
   if (a.has("--training")) opt.training = TrainingMode::TRAINING;
   if (a.has("--preserve-training-mode")) opt.training = TrainingMode::PRESERVE;
+  if (a.has("--external-data") && a.has("--no-external-data"))
+    throw UsageError("--external-data and --no-external-data exclude each other");
+  if (a.has("--external-data")) {
+    opt.external_data = ExternalData::ON;
+    if (auto v = a.get("--external-data")) opt.external_data_location = *v;
+  }
+  if (a.has("--no-external-data")) opt.external_data = ExternalData::OFF;
+  if (auto v = a.get("--external-data-threshold")) {
+    opt.external_data_threshold = parse_int(*v, "--external-data-threshold");
+    if (opt.external_data_threshold < 0)
+      throw UsageError("--external-data-threshold " + *v + " is negative; give a byte count");
+  }
   return opt;
 }
 
@@ -140,10 +157,11 @@ int cmd_export(const std::vector<std::string>& argv) {
   }
   Spec spec{
       {"-o", "--output", "--input-shape", "--input-names", "--output-names", "--opset", "--seed",
-       "--test-data", "--dynamic-axes", "--inputs", "--load-library"},
+       "--test-data", "--dynamic-axes", "--inputs", "--load-library", "--external-data-threshold"},
       {"--verbose", "--no-constant-folding", "--no-export-params", "--keep-initializers-as-inputs",
-       "--aten-fallback", "--training", "--preserve-training-mode"},
-      {}};
+       "--aten-fallback", "--training", "--preserve-training-mode", "--no-external-data"},
+      {},
+      {"--external-data"}};
   Args a = parse_args(argv, spec);
   if (a.positional.size() != 1)
     throw UsageError("expected one MODEL name, got " + std::to_string(a.positional.size()));
@@ -183,7 +201,7 @@ int cmd_models(const std::vector<std::string>& argv) {
                  "--markdown prints the table that docs/models.md holds.\n";
     return 0;
   }
-  Args a = parse_args(argv, Spec{{}, {"--markdown"}, {}});
+  Args a = parse_args(argv, Spec{{}, {"--markdown"}, {}, {}});
   if (!a.positional.empty()) throw UsageError("models takes no arguments");
   if (a.has("--markdown")) {
     std::cout << models::zoo_markdown();
@@ -196,7 +214,7 @@ int cmd_models(const std::vector<std::string>& argv) {
     std::string shapes;
     for (size_t i = 0; i < e.input_shapes.size(); ++i)
       shapes += (i ? "," : "") + models::shape_string(e.input_shapes[i]);
-    int64_t params = models::parameter_count(e.make(0));
+    int64_t params = models::parameter_count(e);
     std::cout << std::left << std::setw(22) << e.name << std::setw(22) << shapes << std::setw(14)
               << params << e.description << "\n";
   }
@@ -261,7 +279,8 @@ options:
   Spec spec{
       {"--test-data", "--output-dir", "--threads", "--repeat", "--rtol", "--atol", "--timeout"},
       {"--profile", "--fold-batchnorm", "--onednn-conv", "--no-optimize"},
-      {"--input"}};
+      {"--input"},
+      {}};
   Args a = parse_args(argv, spec);
   if (a.positional.size() != 1) throw UsageError("expected one .onnx file");
   backend::PrepareOptions popt;
@@ -360,7 +379,7 @@ int cmd_symbolics(const std::vector<std::string>& argv) {
                  "first opset.\n--markdown prints the table that docs/operators.md holds.\n";
     return 0;
   }
-  Args a = parse_args(argv, Spec{{"--emitted"}, {"--markdown"}, {}});
+  Args a = parse_args(argv, Spec{{"--emitted"}, {"--markdown"}, {}, {}});
   if (a.has("--markdown")) {
     // --emitted FILE: the records scripts/gen_docs.sh made while the symbolic tests ran; they
     // give the ONNX ops column.

@@ -24,5 +24,6 @@ int cmd_print(const std::vector<std::string>& args);
 int cmd_run(const std::vector<std::string>& args);
 int cmd_symbolics(const std::vector<std::string>& args);
 int cmd_conformance(const std::vector<std::string>& args);  // conformance.cpp
+int cmd_convert(const std::vector<std::string>& args);      // convert.cpp
 
 }  // namespace tonnx::cli

@@ -33,7 +33,7 @@ options:
 )";
     return 0;
   }
-  Spec spec{{"--skips", "--rtol", "--atol"}, {"--quiet"}, {}};
+  Spec spec{{"--skips", "--rtol", "--atol"}, {"--quiet"}, {}, {}};
   Args a = parse_args(argv, spec);
   if (a.positional.empty()) throw UsageError("expected at least one test case folder");
   Tolerance tol = backend::kConformanceTolerance;

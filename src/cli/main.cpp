@@ -26,6 +26,7 @@ commands:
   models                     list the zoo: names, default input shapes, parameter counts
   check M.onnx               run ONNX's checker and strict shape inference; exit 0 when valid
   print M.onnx               print the graph in a readable form
+  convert IN.onnx -o OUT     move weights into one external data file, or back (--inline)
   run M.onnx                 run a model on tonnx's CPU backend
   symbolics                  list the registered symbolic functions (aten op, opset)
   conformance DIR...         run ONNX backend test cases on tonnx's backend
@@ -44,7 +45,8 @@ int dispatch(const std::string& cmd, const std::vector<std::string>& rest) {
        {"print", tonnx::cli::cmd_print},
        {"run", tonnx::cli::cmd_run},
        {"symbolics", tonnx::cli::cmd_symbolics},
-       {"conformance", tonnx::cli::cmd_conformance}};
+       {"conformance", tonnx::cli::cmd_conformance},
+       {"convert", tonnx::cli::cmd_convert}};
   auto it = commands.find(cmd);
   if (it == commands.end()) {
     std::cerr << "tonnx: unknown command '" << cmd << "'\n\n" << kUsage;

@@ -58,6 +58,8 @@ std::string ExportSummary::str() const {
   std::ostringstream os;
   os << "exported " << path << " (opset " << opset << ", " << num_nodes << " nodes, "
      << num_initializers << " initializers, " << file_bytes << " bytes, " << seconds << " s)\n";
+  if (!external_data_path.empty())
+    os << "  external data " << external_data_path << " (" << external_data_bytes << " bytes)\n";
   // Which example input feeds each graph input, where that is not simply the k-th: an example
   // the model does not read is not a graph input (see input_positions).
   bool identity = true;
@@ -225,8 +227,8 @@ Exported finish_export(TraceResult tr, const ExportOptions& o) {
       ir::Value* v = ex.model.graph->outputs()[k];
       const at::Tensor& e = ex.eager_outputs[k];
       if (!v->is_sequence() && v->type() && !v->type()->shape && e.defined())
-        v->set_type(ir::TensorType{v->type()->dtype,
-                                   std::vector<ir::Dim>(static_cast<size_t>(e.dim()))});
+        v->set_type(
+            ir::TensorType{v->type()->dtype, std::vector<ir::Dim>(static_cast<size_t>(e.dim()))});
     }
 
   ir::Graph& g = *ex.model.graph;
@@ -270,6 +272,16 @@ ExportSummary export_to_path(const std::string& path, const ExportOptions& o,
   fs::path dir = fs::path(path).parent_path();
   if (!dir.empty() && !fs::is_directory(dir))
     throw ExportError("cannot write '" + path + "': folder '" + dir.string() + "' does not exist");
+  if (!o.external_data_location.empty()) {
+    try {
+      check_external_location(o.external_data_location, path);
+    } catch (const std::exception& e) {
+      throw ExportError(e.what());
+    }
+  }
+  if (o.external_data_threshold < 0)
+    throw ExportError("external_data_threshold is " + std::to_string(o.external_data_threshold) +
+                      "; it must be a byte count >= 0");
   Exported ex = produce();
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return write_exported(std::move(ex), path, o, seconds);
@@ -279,8 +291,18 @@ ExportSummary write_exported(Exported ex, const std::string& path, const ExportO
                              double seconds_so_far) {
   auto t0 = std::chrono::steady_clock::now();
   StageTimer timer;
+  SavedModel saved;
   try {
-    save_model(ex.model, ex.proto, path);
+    // AUTO: external data exactly when the model would not fit in protobuf's 2 GB.
+    ExternalDataOptions ext;
+    ext.threshold = options.external_data_threshold;
+    if (options.external_data == ExternalData::ON ||
+        (options.external_data == ExternalData::AUTO &&
+         inline_model_bytes(ex.model, ex.proto) > static_cast<uint64_t>(INT32_MAX)))
+      ext.location = options.external_data_location.empty()
+                         ? fs::path(path).filename().string() + ".data"
+                         : options.external_data_location;
+    saved = save_model(ex.model, ex.proto, path, ext);
   } catch (const std::exception& e) {
     throw ExportError(e.what());
   }
@@ -300,7 +322,9 @@ ExportSummary write_exported(Exported ex, const std::string& path, const ExportO
   }
   s.num_initializers = static_cast<int64_t>(g.initializers().size());
   for (const auto& [v, t] : g.initializers()) s.parameter_bytes += t.numel() * t.element_size();
-  s.file_bytes = static_cast<int64_t>(fs::file_size(path));
+  s.file_bytes = static_cast<int64_t>(saved.model_bytes);
+  s.external_data_path = saved.data_path;
+  s.external_data_bytes = static_cast<int64_t>(saved.data_bytes);
   s.eager_outputs = std::move(ex.eager_outputs);
   s.input_positions = std::move(ex.input_positions);
   s.seconds =

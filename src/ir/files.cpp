@@ -13,6 +13,7 @@
 #include <streambuf>
 #include <vector>
 
+#include "ir/pending_file.h"
 #include "tonnx/proto.h"
 
 namespace tonnx {
@@ -156,70 +157,71 @@ void remove_stale_temps(const fs::path& dir, const std::string& name) {
 // Writes through an unnamed temporary file (O_TMPFILE) linked into place only when complete,
 // so that a process killed mid-write leaves nothing; where the filesystem has no O_TMPFILE,
 // through a named temporary that the next write to the same target removes.
-void write_file_atomic(const std::string& path, const std::function<void(std::ostream&)>& write) {
-  fs::path target(path);
+PendingFile::PendingFile(std::string path) : path_(std::move(path)) {
+  fs::path target(path_);
   fs::path dir = target.parent_path();
   if (dir.empty()) dir = ".";
   if (!fs::is_directory(dir))
-    throw std::runtime_error("cannot write '" + path + "': folder '" + dir.string() +
+    throw std::runtime_error("cannot write '" + path_ + "': folder '" + dir.string() +
                              "' does not exist");
   if (fs::is_directory(target))
-    throw std::runtime_error("cannot write '" + path + "': it is a folder");
+    throw std::runtime_error("cannot write '" + path_ + "': it is a folder");
   const std::string name = target.filename().string();
   remove_stale_temps(dir, name);
   std::random_device rd;
-  fs::path tmp =
-      dir / ("." + name + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(rd()));
-  bool unnamed = true;
-  int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    unnamed = false;
-    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  tmp_ = (dir / ("." + name + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(rd())))
+             .string();
+  unnamed_ = true;
+  fd_ = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    unnamed_ = false;
+    fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   }
-  if (fd < 0) throw std::runtime_error("cannot write '" + path + "': " + std::strerror(errno));
-  auto discard = [&] {
-    ::close(fd);
-    std::error_code ec;
-    if (!unnamed) fs::remove(tmp, ec);
-  };
-  bool ok = false;
-  std::exception_ptr failure;
-  {
-    FdBuf buf(fd);
-    std::ostream out(&buf);
-    try {
-      write(out);
-      out.flush();
-      ok = out.good() && buf.ok();
-    } catch (...) {
-      failure = std::current_exception();
-    }
-  }  // the buffer is flushed into the temporary before it is discarded
-  if (failure) {
-    discard();
-    std::rethrow_exception(failure);
-  }
-  if (!ok) {
-    discard();
-    throw std::runtime_error("writing '" + path + "' failed (disk full?)");
-  }
-  if (unnamed) {
-    // Give the finished file a temporary name, then rename it over the target atomically.
-    std::string proc = "/proc/self/fd/" + std::to_string(fd);
-    if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, tmp.c_str(), AT_SYMLINK_FOLLOW) != 0) {
-      int err = errno;
-      ::close(fd);
-      throw std::runtime_error("cannot write '" + path + "': " + std::strerror(err));
-    }
-    unnamed = false;
-  }
-  ::close(fd);
+  if (fd_ < 0) throw std::runtime_error("cannot write '" + path_ + "': " + std::strerror(errno));
+}
+
+PendingFile::~PendingFile() {
+  if (fd_ >= 0) ::close(fd_);
   std::error_code ec;
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw std::runtime_error("cannot replace '" + path + "': " + ec.message());
+  if (!committed_ && !unnamed_) fs::remove(tmp_, ec);
+}
+
+void PendingFile::write(const std::function<void(std::ostream&)>& write) {
+  if (written_ || fd_ < 0) throw std::logic_error("PendingFile::write called twice");
+  written_ = true;
+  bool ok = false;
+  {
+    FdBuf buf(fd_);
+    std::ostream out(&buf);
+    write(out);  // on an exception the destructor discards the temporary
+    out.flush();
+    ok = out.good() && buf.ok();
+  }  // the buffer is flushed into the temporary before it is checked
+  if (!ok) throw std::runtime_error("writing '" + path_ + "' failed (disk full?)");
+  if (unnamed_) {
+    // Give the finished file a temporary name; commit() renames it over the target.
+    std::string proc = "/proc/self/fd/" + std::to_string(fd_);
+    if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, tmp_.c_str(), AT_SYMLINK_FOLLOW) != 0)
+      throw std::runtime_error("cannot write '" + path_ + "': " + std::strerror(errno));
+    unnamed_ = false;
   }
+  ::close(fd_);
+  fd_ = -1;
+}
+
+void PendingFile::commit() {
+  if (!written_ || fd_ >= 0 || committed_)
+    throw std::logic_error("PendingFile::commit out of order");
+  std::error_code ec;
+  fs::rename(tmp_, path_, ec);
+  if (ec) throw std::runtime_error("cannot replace '" + path_ + "': " + ec.message());
+  committed_ = true;
+}
+
+void write_file_atomic(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  PendingFile f(path);
+  f.write(write);
+  f.commit();
 }
 
 }  // namespace tonnx

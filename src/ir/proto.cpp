@@ -3,8 +3,6 @@
 
 #include <ATen/ATen.h>
 #include <fcntl.h>
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/wire_format_lite.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -174,15 +172,28 @@ at::Tensor read_external(const onnx::TensorProto& p, const std::string& base_dir
     ::close(fd);
     return at::empty(dims, at::TensorOptions().dtype(st));
   }
+  // Only the pages the tensor lies on are mapped: a file of many tensors is not mapped whole
+  // once per tensor.
+  const int64_t page = static_cast<int64_t>(::sysconf(_SC_PAGESIZE));
+  const int64_t start = offset / page * page;
   auto map = std::make_shared<MappedFile>();
-  map->size = static_cast<size_t>(file_size);
-  map->addr = mmap(nullptr, map->size, PROT_READ, MAP_PRIVATE, fd, 0);
+  map->size = static_cast<size_t>(offset + nbytes - start);
+  map->addr = mmap(nullptr, map->size, PROT_READ, MAP_PRIVATE, fd, static_cast<off_t>(start));
   ::close(fd);
-  if (map->addr == MAP_FAILED) throw std::runtime_error(label + ": mmap failed");
-  char* data = static_cast<char*>(map->addr) + offset;
+  if (map->addr == MAP_FAILED)
+    throw std::runtime_error(label + ": mmap of '" + location +
+                             "' failed: " + std::strerror(errno));
+  char* data = static_cast<char*>(map->addr) + (offset - start);
+  at::TensorOptions to = at::TensorOptions().dtype(st);
+  if (reinterpret_cast<uintptr_t>(data) % static_cast<uintptr_t>(item) != 0) {
+    // An offset that is not a multiple of the element size: kernels read aligned elements.
+    at::Tensor t = at::empty(dims, to);
+    std::memcpy(t.data_ptr(), data, static_cast<size_t>(nbytes));
+    return t;
+  }
   // The mapping is read-only; the tensor keeps it alive and never writes to it.
   return at::from_blob(
-      data, dims, [map](void*) {}, at::TensorOptions().dtype(st));
+      data, dims, [map](void*) {}, to);
 }
 
 }  // namespace
@@ -488,74 +499,6 @@ ir::Model model_from_proto(const onnx::ModelProto& p, const std::string& base_di
   for (const auto& e : p.metadata_props()) m.metadata[e.key()] = e.value();
   m.graph = graph_from_proto(p.graph(), base_dir);
   return m;
-}
-
-void save_model_proto(const onnx::ModelProto& m, const std::string& path) {
-  std::string bytes;
-  if (m.ByteSizeLong() > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
-    throw std::runtime_error("cannot write '" + path +
-                             "': the model is over 2 GB, protobuf's limit");
-  if (!m.SerializeToString(&bytes))
-    throw std::runtime_error("serializing the model for '" + path + "' failed");
-  write_file_atomic(path, bytes);
-}
-
-namespace {
-void put_varint(std::ostream& out, uint64_t v) {
-  uint8_t buf[10];
-  uint8_t* end = google::protobuf::io::CodedOutputStream::WriteVarint64ToArray(v, buf);
-  out.write(reinterpret_cast<const char*>(buf), end - buf);
-}
-void put_tag(std::ostream& out, int field) {
-  using WFL = google::protobuf::internal::WireFormatLite;
-  put_varint(out, WFL::MakeTag(field, WFL::WIRETYPE_LENGTH_DELIMITED));
-}
-size_t varint_size(uint64_t v) { return google::protobuf::io::CodedOutputStream::VarintSize64(v); }
-}  // namespace
-
-void save_model(const ir::Model& m, onnx::ModelProto& skeleton, const std::string& path) {
-  const auto& inits = m.graph->initializers();
-  // Protobuf merges repeated occurrences of an embedded message field: the file is the
-  // skeleton without initializers, then one `graph { initializer { ... } }` chunk per
-  // tensor whose raw_data bytes come straight from the tensor's memory.
-  google::protobuf::RepeatedPtrField<onnx::TensorProto> saved;
-  saved.Swap(skeleton.mutable_graph()->mutable_initializer());
-  struct Restore {
-    google::protobuf::RepeatedPtrField<onnx::TensorProto>& a;
-    onnx::ModelProto& m;
-    ~Restore() { a.Swap(m.mutable_graph()->mutable_initializer()); }
-  } restore{saved, skeleton};
-  std::string head;
-  if (!skeleton.SerializeToString(&head))
-    throw std::runtime_error("serializing the model for '" + path + "' failed");
-  uint64_t total = head.size();
-  for (const auto& [v, t] : inits) total += t.numel() * t.element_size();
-  if (total > static_cast<uint64_t>(std::numeric_limits<int32_t>::max()))
-    throw std::runtime_error("cannot write '" + path +
-                             "': the model is over 2 GB, protobuf's limit");
-  write_file_atomic(path, [&](std::ostream& out) {
-    out.write(head.data(), static_cast<std::streamsize>(head.size()));
-    constexpr int kGraph = 7, kInitializer = 5, kRawData = 9;
-    for (const auto& [v, t0] : inits) {
-      at::Tensor t = t0.contiguous();
-      onnx::TensorProto header;
-      header.set_name(v->name());
-      header.set_data_type(static_cast<int>(ir::dtype_from_scalar_type(t.scalar_type())));
-      for (int64_t d : t.sizes()) header.add_dims(d);
-      std::string hb = header.SerializeAsString();
-      uint64_t nbytes = static_cast<uint64_t>(t.numel()) * t.element_size();
-      uint64_t tensor_len = hb.size() + varint_size(9 << 3) + varint_size(nbytes) + nbytes;
-      uint64_t graph_len = varint_size(5 << 3) + varint_size(tensor_len) + tensor_len;
-      put_tag(out, kGraph);
-      put_varint(out, graph_len);
-      put_tag(out, kInitializer);
-      put_varint(out, tensor_len);
-      out.write(hb.data(), static_cast<std::streamsize>(hb.size()));
-      put_tag(out, kRawData);
-      put_varint(out, nbytes);
-      out.write(static_cast<const char*>(t.data_ptr()), static_cast<std::streamsize>(nbytes));
-    }
-  });
 }
 
 void save_tensor_proto(const onnx::TensorProto& t, const std::string& path) {

@@ -67,7 +67,8 @@ std::vector<ZooEntry> build_zoo() {
                  std::move(shapes),
                  {at::kFloat},
                  std::move(make),
-                 randn_inputs});
+                 randn_inputs,
+                 0});
   };
   image("alexnet", "AlexNet (torchvision), the seed's example", S{{10, 3, 224, 224}},
         maker<AlexNet>([] { return AlexNet(); }));
@@ -136,7 +137,49 @@ std::vector<ZooEntry> build_zoo() {
                    for (size_t i = 1; i < shapes.size(); ++i)
                      in.push_back(torch::randn(shapes[i]) * 0.5);
                    return in;
-                 }});
+                 },
+                 0});
+  }
+  // Transformer encoders (nn.TransformerEncoder, sequence first): the large one is the anchor
+  // of the external-data benchmark (805M parameters, 3.2 GB), the small one its test size.
+  struct Enc {
+    const char* name;
+    int64_t d_model, heads, ff, layers, seq;
+    const char* desc;
+  };
+  for (const Enc& e :
+       {Enc{"transformer_encoder", 2048, 16, 8192, 16, 128,
+            "nn.TransformerEncoder: d_model 2048, 16 heads, 16 layers, ff 8192 (3.2 GB; the "
+            "external-data anchor)"},
+        Enc{"transformer_encoder_small", 256, 4, 1024, 2, 16,
+            "nn.TransformerEncoder: d_model 256, 4 heads, 2 layers, ff 1024"}}) {
+    Enc c = e;
+    const int64_t per_layer = 4 * c.d_model * c.d_model + 4 * c.d_model + 2 * c.d_model * c.ff +
+                              c.ff + c.d_model + 4 * c.d_model;
+    z.push_back({c.name,
+                 c.desc,
+                 S{{c.seq, 1, c.d_model}},
+                 {at::kFloat},
+                 [c](uint64_t seed) {
+                   torch::manual_seed(seed);
+                   torch::nn::TransformerEncoder enc(torch::nn::TransformerEncoderOptions(
+                       torch::nn::TransformerEncoderLayerOptions(c.d_model, c.heads)
+                           .dim_feedforward(c.ff)
+                           .dropout(0.1),
+                       c.layers));
+                   enc->eval();
+                   Traceable t;
+                   t.module = enc.ptr();
+                   t.forward = [enc](const std::vector<torch::Tensor>& in) mutable {
+                     if (in.size() != 1)
+                       throw ExportError(
+                           "transformer_encoder takes one input [seq, batch, d_model]");
+                     return std::vector<torch::Tensor>{enc->forward(in[0])};
+                   };
+                   return t;
+                 },
+                 randn_inputs,
+                 c.layers * per_layer});
   }
   return z;
 }
@@ -155,6 +198,10 @@ const ZooEntry& find_model(const std::string& name) {
   os << "unknown model '" << name << "'; the zoo has:";
   for (const auto& e : zoo()) os << " " << e.name;
   throw std::invalid_argument(os.str());
+}
+
+int64_t parameter_count(const ZooEntry& e) {
+  return e.parameters ? e.parameters : parameter_count(e.make(0));
 }
 
 int64_t parameter_count(const Traceable& t) {
@@ -178,8 +225,8 @@ std::string zoo_markdown() {
     std::string shapes;
     for (size_t i = 0; i < e.input_shapes.size(); ++i)
       shapes += (i ? ", " : "") + shape_string(e.input_shapes[i]);
-    out += "| " + e.name + " | " + shapes + " | " + std::to_string(parameter_count(e.make(0))) +
-           " | " + e.description + " |\n";
+    out += "| " + e.name + " | " + shapes + " | " + std::to_string(parameter_count(e)) + " | " +
+           e.description + " |\n";
   }
   return out;
 }

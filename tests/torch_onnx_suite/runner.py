@@ -201,6 +201,22 @@ SERVER = None
 BATCH = None
 EXPORTS = 0
 WORK = tempfile.mkdtemp(prefix="tonnx-suite-")
+
+
+def _torchvision_lib():
+    """torchvision's op library (nms, roi_align, ...): the suite's models call its ops once
+    torchvision is imported, and a tonnx user passes it with --load-library."""
+    try:
+        import glob
+        import torchvision
+
+        libs = glob.glob(os.path.join(os.path.dirname(torchvision.__file__), "_C*.so"))
+        return libs[0] if libs else None
+    except ImportError:
+        return None
+
+
+TORCHVISION_LIB = _torchvision_lib()
 if not os.environ.get("TONNX_SUITE_KEEP"):  # keep the models and inputs for debugging
     atexit.register(shutil.rmtree, WORK, True)
 
@@ -435,6 +451,8 @@ def tonnx_export(model, args, f, opset_version=None, do_constant_folding=True,
         layout = Layout(flat, script=False)
     out = os.path.join(WORK, tag + ".onnx")
     cmd = [ARGS.tonnx, "export", pt, "-o", out, "--opset", str(opset_version or 17)]
+    if TORCHVISION_LIB:  # the .pt may call torchvision::nms or roi_align, as a user passes it
+        cmd += ["--load-library", TORCHVISION_LIB]
     if inputs:
         cmd += ["--inputs", ",".join(inputs)]
     if not do_constant_folding:

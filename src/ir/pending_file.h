@@ -1,0 +1,31 @@
+// A file written under a temporary name beside its target and renamed over it only by
+// commit(): several files (a model and its external data) can be written completely first,
+// then put in place one after the other. Uncommitted, the temporary is removed.
+#pragma once
+
+#include <functional>
+#include <iosfwd>
+#include <string>
+
+namespace tonnx {
+
+class PendingFile {
+ public:
+  explicit PendingFile(std::string path);  // throws when the folder is missing or path a folder
+  ~PendingFile();
+  PendingFile(const PendingFile&) = delete;
+  PendingFile& operator=(const PendingFile&) = delete;
+
+  // Writes the whole file through `write` (once); throws when writing fails, leaving nothing.
+  void write(const std::function<void(std::ostream&)>& write);
+  // Renames the written file over the target.
+  void commit();
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_, tmp_;
+  int fd_ = -1;
+  bool unnamed_ = false, written_ = false, committed_ = false;
+};
+
+}  // namespace tonnx
