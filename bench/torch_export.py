@@ -90,7 +90,18 @@ ENCODERS = {"transformer_encoder": (2048, 16, 8192, 16), "transformer_encoder_sm
 def build(name):
     if name in ENCODERS:
         d, h, ff, n = ENCODERS[name]
-        return nn.TransformerEncoder(nn.TransformerEncoderLayer(d, h, ff), n).eval()
+        enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(d, h, ff), n).eval()
+        # It clones one layer n times: every layer gets its own random weights (as tonnx's zoo
+        # model), or torch.onnx's deduplication by value would keep one layer's.
+        with torch.no_grad():
+            for k, p in enc.named_parameters():
+                if p.dim() >= 2:
+                    nn.init.xavier_uniform_(p)
+                elif k.endswith(".weight"):
+                    p.uniform_(0.9, 1.1)
+                else:
+                    p.uniform_(-0.1, 0.1)
+        return enc
     examples = {"dcgan_generator": Generator, "dcgan_discriminator": Discriminator,
                 "super_resolution": SuperResolution}
     if name in examples:

@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 #include <sys/statvfs.h>
 
+#include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -304,6 +305,45 @@ TEST(ExternalDataWrite, ModelOver2GBExportsAndRuns) {
                "over protobuf's 2 GB limit; write its weights as external data");
   EXPECT_FALSE(fs::exists(dir + "/inline.onnx"));
   fs::remove_all(dir);
+}
+
+// Initializers equal byte for byte become one (layers cloned from one, as torch.onnx's
+// deduplication by value); -0.0 and 0.0 stay apart; the results are unchanged.
+TEST(ExternalDataWrite, EqualInitializersAreMergedBitwise) {
+  torch::manual_seed(0);
+  torch::nn::Linear a(8, 8), b(8, 8), c(8, 8);
+  {
+    torch::NoGradGuard ng;
+    b->weight.copy_(a->weight);
+    b->bias.copy_(a->bias);
+    c->weight.copy_(a->weight);
+    c->bias.zero_();
+    a->bias.zero_();
+    a->bias[3].fill_(-0.0);  // a's bias differs from c's only in the sign of a zero
+  }
+  ASSERT_TRUE(std::signbit(a->bias[3].item<float>()));
+  torch::nn::Sequential s(a, b, c);
+  s->eval();
+  torch::Tensor x = torch::randn({2, 8});
+  std::string path = expect_export_matches(make_traceable(s), {x}, {}, "dedupe");
+  onnx::ModelProto m = read_model_proto(path);
+  // a.weight = b.weight = c.weight, a.bias (with -0.0), b.bias, c.bias (zeros): four tensors.
+  EXPECT_EQ(m.graph().initializer_size(), 4);
+}
+
+// Weights transposed for MatMul are views of the parameters during the export (no copy), and
+// export_to_model hands out contiguous tensors.
+TEST(ExternalDataWrite, TransposedWeightsAreViewsUntilWritten) {
+  torch::manual_seed(0);
+  torch::nn::Linear lin(16, 32);
+  lin->eval();
+  torch::Tensor x = torch::randn({2, 3, 16});
+  expect_export_matches(make_traceable(lin), {x}, {}, "transposed_view");
+  ir::Model m = export_to_model(make_traceable(lin), {x});
+  ASSERT_FALSE(m.graph->initializers().empty());
+  for (const auto& [v, t] : m.graph->initializers()) EXPECT_TRUE(t.is_contiguous()) << v->name();
+  auto rep = backend::prepare(std::move(m));
+  expect_close(rep.run({x})[0], lin(x), {}, "export_to_model");
 }
 
 TEST(ExternalDataWrite, ZooParameterCountsAreRight) {

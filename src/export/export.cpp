@@ -2,6 +2,7 @@
 // (trace.cpp), then the shared pipeline (pipeline.cpp).
 #include "export/pipeline.h"
 #include "export/trace.h"
+#include "passes/passes.h"
 #include "tonnx/export.h"
 
 namespace tonnx {
@@ -11,6 +12,7 @@ detail::Exported run_export(const Traceable& model, const std::vector<torch::Ten
                             const ExportOptions& o) {
   detail::validate_options(o);
   detail::StageTimer timer;
+  timer.lap("start");
   detail::TraceResult tr = detail::trace(model, args, o.training, o.dynamic_axes, o.input_names);
   timer.lap("trace");
   return detail::finish_export(std::move(tr), o);
@@ -20,7 +22,9 @@ detail::Exported run_export(const Traceable& model, const std::vector<torch::Ten
 
 ir::Model export_to_model(const Traceable& model, const std::vector<torch::Tensor>& args,
                           const ExportOptions& options) {
-  return run_export(model, args, options).model;
+  ir::Model m = run_export(model, args, options).model;
+  passes::materialize_initializers(*m.graph);
+  return m;
 }
 
 ExportSummary export_traceable(const Traceable& model, const std::vector<torch::Tensor>& args,

@@ -2,7 +2,10 @@
 // atomic write, summary.
 #include "export/pipeline.h"
 
+#include <unistd.h>
+
 #include <cctype>
+#include <cstdio>
 #include <chrono>
 #include <fstream>
 #include <cstdlib>
@@ -85,8 +88,14 @@ StageTimer::StageTimer() : on(std::getenv("TONNX_TIMING") != nullptr) {}
 void StageTimer::lap(const char* stage) {
   if (!on) return;
   auto now = std::chrono::steady_clock::now();
+  long pages = 0, resident = 0;
+  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+    std::fclose(f);
+  }
   std::cerr << "tonnx timing: " << stage << " "
-            << std::chrono::duration<double, std::milli>(now - t).count() << " ms\n";
+            << std::chrono::duration<double, std::milli>(now - t).count() << " ms (RSS "
+            << resident * (::sysconf(_SC_PAGESIZE) / 1024) / 1024 << " MB)\n";
   t = now;
 }
 
@@ -233,8 +242,13 @@ Exported finish_export(TraceResult tr, const ExportOptions& o) {
 
   ir::Graph& g = *ex.model.graph;
   passes::fuse_transpose_into_gemm(g);
-  if (o.do_constant_folding)
+  passes::deduplicate_initializers(g);
+  if (o.do_constant_folding) {
+    // Weights transposed for MatMul stay views of the parameters: the export holds the
+    // weights once (the writer makes each view contiguous as it writes it).
+    passes::fold_initializer_transposes(g);
     backend::fold_constants(g, o.opset_version, o.dynamic_axes.empty(), true);
+  }
   passes::eliminate_dead_code(g);
   ex.input_positions = remove_unused_inputs(g, converter.input_examples());
   passes::assign_names(g);

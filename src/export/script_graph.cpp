@@ -414,4 +414,18 @@ void infer_unobserved(jit::Block* b) {
   }
 }
 
+// Whether forward (calls inlined) may write into the module's state: an attribute write or any
+// in-place op (conservatively, an in-place op on an activation counts too).
+bool may_write_state(torch::jit::Block* b) {
+  for (torch::jit::Node* n : b->nodes()) {
+    if (n->kind() == c10::prim::SetAttr) return true;
+    if (const c10::FunctionSchema* s = n->maybeSchema())
+      for (const auto& a : s->arguments())
+        if (a.alias_info() && a.alias_info()->isWrite()) return true;
+    for (torch::jit::Block* sub : n->blocks())
+      if (may_write_state(sub)) return true;
+  }
+  return false;
+}
+
 }  // namespace tonnx::detail

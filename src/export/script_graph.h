@@ -17,6 +17,8 @@ namespace tonnx::detail {
 
 // The first line of a message, capped for a terminal.
 std::string first_line(const std::string& s);
+// Whether a block (calls inlined) may write into module state: prim::SetAttr or any in-place op.
+bool may_write_state(torch::jit::Block* b);
 
 // prim::is_cuda, requires_grad, is_grad_enabled... false, prim::device the CPU.
 int fold_export_constants(torch::jit::Graph& g, torch::jit::Block* b);

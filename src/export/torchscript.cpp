@@ -26,6 +26,7 @@
 #include "export/script_graph.h"
 #include "export/specialize.h"
 #include "export/trace.h"
+#include "passes/passes.h"
 
 namespace tonnx {
 namespace fs = std::filesystem;
@@ -406,7 +407,9 @@ std::string describe_inputs(const std::vector<c10::IValue>& inputs) {
 detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::IValue>& args_in,
                             const ExportOptions& o) {
   detail::validate_options(o);
-  jit::Module m = module.clone();
+  // A new instance over the same tensors: eval() and the exporter's changes do not reach the
+  // caller's module, and the weights are not copied.
+  jit::Module m = module.clone(/*inplace=*/true);
   if (o.training == TrainingMode::EVAL) m.eval();
   if (o.training == TrainingMode::TRAINING) m.train(true);
   auto forward = m.find_method("forward");
@@ -433,9 +436,11 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::I
       args.push_back(v.isTensor() ? c10::IValue(v.toTensor().clone()) : v);
     c10::IValue out;
     try {
-      // On a deep copy: forward may write into the module's state (self.steps += 1), and the
-      // graph must start from the state the caller's module had.
-      out = m.deepcopy().forward(args);
+      // On a deep copy when forward may write into the module's state (self.steps += 1, a
+      // buffer updated in place): the graph must start from the state the caller's module had.
+      std::shared_ptr<jit::Graph> inlined = forward->graph()->copy();
+      jit::Inline(*inlined);
+      out = (detail::may_write_state(inlined->block()) ? m.deepcopy() : m).forward(args);
     } catch (const c10::Error& e) {
       // LibTorch's message without its C++ backtrace.
       throw ExportError("the module's forward failed on the example inputs (" +
@@ -669,7 +674,10 @@ torch::jit::Module load_torchscript(const std::string& path) {
 
 ir::Model export_to_model(torch::jit::Module& module, const std::vector<torch::Tensor>& inputs,
                           const ExportOptions& options) {
-  return run_export(module, std::vector<c10::IValue>(inputs.begin(), inputs.end()), options).model;
+  ir::Model m =
+      run_export(module, std::vector<c10::IValue>(inputs.begin(), inputs.end()), options).model;
+  passes::materialize_initializers(*m.graph);
+  return m;
 }
 
 ExportSummary export_model(torch::jit::Module& module, const std::vector<torch::Tensor>& inputs,

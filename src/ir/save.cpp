@@ -1,10 +1,12 @@
 // Writing models: the weights streamed from the tensors' memory into the model file, or into
 // one external data file beside it (ONNX's external data, each tensor 4096-byte aligned).
+#include <ATen/ATen.h>
 #include <c10/util/StringUtil.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/wire_format_lite.h>
 
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <map>
 #include <ostream>
@@ -63,7 +65,8 @@ class DataFile {
  public:
   DataFile(std::ostream& out, int64_t alignment) : out_(out), align_(alignment) {}
   // `key` names the bytes for deduplication (empty: never deduplicated).
-  uint64_t put(const void* data, uint64_t nbytes, const std::string& key) {
+  uint64_t put(uint64_t nbytes, const std::string& key,
+               const std::function<void(std::ostream&)>& write_bytes) {
     auto it = key.empty() ? seen_.end() : seen_.find(key);
     if (it != seen_.end()) return it->second;
     static const char zeros[4096] = {};
@@ -76,7 +79,7 @@ class DataFile {
       pos_ += n;
     }
     uint64_t at = pos_;
-    out_.write(static_cast<const char*>(data), static_cast<std::streamsize>(nbytes));
+    write_bytes(out_);
     pos_ += nbytes;
     if (nbytes && !key.empty()) seen_.emplace(key, at);
     return at;
@@ -89,6 +92,31 @@ class DataFile {
   uint64_t pos_ = 0;
   std::map<std::string, uint64_t> seen_;
 };
+
+// Writes a tensor's bytes in row-major order: a contiguous tensor straight from its memory, a
+// view (a lazily transposed weight) in slices along dim 0 through `buffer`, so that no copy of
+// the whole tensor is ever made.
+void write_tensor(std::ostream& out, const at::Tensor& t, at::Tensor& buffer) {
+  if (t.is_contiguous() || t.dim() == 0) {
+    at::Tensor c = t.contiguous();
+    out.write(static_cast<const char*>(c.data_ptr()), static_cast<std::streamsize>(nbytes_of(c)));
+    return;
+  }
+  const int64_t n0 = t.size(0);
+  if (n0 == 0 || t.numel() == 0) return;
+  const int64_t row = t.numel() / n0;  // elements per slice along dim 0
+  const int64_t rows = std::max<int64_t>(1, (int64_t{16} << 20) / (row * t.element_size()));
+  for (int64_t r = 0; r < n0; r += rows) {
+    at::Tensor part = t.narrow(0, r, std::min(rows, n0 - r));
+    if (!buffer.defined() || buffer.scalar_type() != t.scalar_type() ||
+        buffer.numel() < part.numel())
+      buffer = at::empty({std::max(part.numel(), rows * row)}, t.options());
+    at::Tensor dst = buffer.narrow(0, 0, part.numel()).view(part.sizes());
+    dst.copy_(part);
+    out.write(static_cast<const char*>(dst.data_ptr()),
+              static_cast<std::streamsize>(nbytes_of(dst)));
+  }
+}
 
 void set_external(onnx::TensorProto& p, const std::string& location, uint64_t offset,
                   uint64_t length) {
@@ -141,6 +169,7 @@ SavedModel save_model(const ir::Model& m, onnx::ModelProto& skeleton, const std:
     data = std::make_unique<PendingFile>(saved.data_path);
     data->write([&](std::ostream& out) {
       DataFile file(out, ext.alignment);
+      at::Tensor buffer;
       for (size_t i = 0; i < tensors.size(); ++i)
         if (out_of_line[i]) {
           // The tensors live until the end: their address, dtype, sizes and strides name their
@@ -149,8 +178,8 @@ SavedModel save_model(const ir::Model& m, onnx::ModelProto& skeleton, const std:
           std::string key = std::to_string(reinterpret_cast<uintptr_t>(t.data_ptr())) + ":" +
                             std::string(t.dtype().name()) + ":" + c10::str(t.sizes()) + ":" +
                             c10::str(t.strides());
-          at::Tensor c = t.contiguous();
-          offsets[i] = file.put(c.data_ptr(), nbytes_of(c), key);
+          offsets[i] =
+              file.put(nbytes_of(t), key, [&](std::ostream& os) { write_tensor(os, t, buffer); });
         }
       saved.data_bytes = file.size();
     });
@@ -187,6 +216,7 @@ SavedModel save_model(const ir::Model& m, onnx::ModelProto& skeleton, const std:
   if (total > kProtobufLimit) throw std::runtime_error(too_big(path, total));
   PendingFile model(path);
   model.write([&](std::ostream& out) {
+    at::Tensor buffer;
     out.write(head.data(), static_cast<std::streamsize>(head.size()));
     constexpr int kGraph = 7, kInitializer = 5, kRawData = 9;
     for (size_t k = 0; k < tensors.size(); ++k) {
@@ -204,8 +234,7 @@ SavedModel save_model(const ir::Model& m, onnx::ModelProto& skeleton, const std:
       if (out_of_line[k]) continue;
       put_tag(out, kRawData);
       put_varint(out, nbytes);
-      at::Tensor c = tensors[k].contiguous();
-      out.write(static_cast<const char*>(c.data_ptr()), static_cast<std::streamsize>(nbytes));
+      write_tensor(out, tensors[k], buffer);
     }
   });
   // The data first, the model last: until the model is renamed, the old model is in place.
@@ -405,7 +434,12 @@ SavedModel convert_model_file(const std::string& in, const std::string& out,
                 ? "ext:" + external_key(p)
                 : (p.has_raw_data() ? "raw:" + std::to_string(reinterpret_cast<uintptr_t>(b.data))
                                     : std::string());
-        placed[i] = {file.put(b.data, b.size, key), b.size};
+        placed[i] = {file.put(b.size, key,
+                              [&](std::ostream& o) {
+                                o.write(static_cast<const char*>(b.data),
+                                        static_cast<std::streamsize>(b.size));
+                              }),
+                     b.size};
       }
       saved.data_bytes = file.size();
     });

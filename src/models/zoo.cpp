@@ -58,6 +58,19 @@ std::vector<torch::Tensor> randn_inputs(const std::vector<std::vector<int64_t>>&
 
 using S = std::vector<std::vector<int64_t>>;
 
+void randomize_encoder(torch::nn::Module& m) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : m.named_parameters()) {
+    const std::string& k = p.key();
+    if (p.value().dim() >= 2)
+      torch::nn::init::xavier_uniform_(p.value());
+    else if (k.size() > 7 && k.compare(k.size() - 7, 7, ".weight") == 0)
+      p.value().uniform_(0.9, 1.1);  // LayerNorm scales
+    else
+      p.value().uniform_(-0.1, 0.1);
+  }
+}
+
 std::vector<ZooEntry> build_zoo() {
   std::vector<ZooEntry> z;
   auto image = [&](std::string name, std::string desc, S shapes,
@@ -167,6 +180,9 @@ std::vector<ZooEntry> build_zoo() {
                            .dim_feedforward(c.ff)
                            .dropout(0.1),
                        c.layers));
+                   // TransformerEncoder clones one layer N times: every layer gets its own
+                   // random weights, as a trained model has.
+                   randomize_encoder(*enc);
                    enc->eval();
                    Traceable t;
                    t.module = enc.ptr();

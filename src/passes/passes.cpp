@@ -2,6 +2,8 @@
 #include "passes/passes.h"
 
 #include <algorithm>
+#include <cstring>
+#include <map>
 #include <unordered_set>
 
 namespace tonnx::passes {
@@ -33,6 +35,71 @@ size_t eliminate_dead_code(ir::Graph& g) {
     g.remove_input(v);
   }
   return removed;
+}
+
+size_t deduplicate_initializers(ir::Graph& g) {
+  std::unordered_set<const ir::Value*> io(g.inputs().begin(), g.inputs().end());
+  io.insert(g.outputs().begin(), g.outputs().end());
+  std::map<std::pair<int, std::vector<int64_t>>, std::vector<ir::Value*>> groups;
+  std::vector<std::pair<ir::Value*, ir::Value*>> merge;  // (duplicate, kept)
+  for (const auto& [v, t] : g.initializers()) {
+    if (io.count(v) || t.numel() == 0 || !t.is_contiguous()) continue;
+    auto& group = groups[{static_cast<int>(t.scalar_type()), t.sizes().vec()}];
+    const size_t bytes = static_cast<size_t>(t.numel()) * t.element_size();
+    ir::Value* same = nullptr;
+    for (ir::Value* u : group) {
+      const at::Tensor& o = *g.initializer(u);
+      if (o.data_ptr() == t.data_ptr() || std::memcmp(o.data_ptr(), t.data_ptr(), bytes) == 0) {
+        same = u;
+        break;
+      }
+    }
+    if (same)
+      merge.emplace_back(v, same);
+    else
+      group.push_back(v);
+  }
+  for (auto [dup, kept] : merge) g.replace_all_uses(dup, kept);
+  if (!merge.empty()) eliminate_dead_code(g);
+  return merge.size();
+}
+
+size_t fold_initializer_transposes(ir::Graph& g) {
+  std::unordered_set<const ir::Value*> outputs(g.outputs().begin(), g.outputs().end());
+  std::vector<ir::Node*> todo;
+  for (const auto& n : g.nodes())
+    if (n->op_type() == "Transpose" && n->domain().empty() && n->inputs().size() == 1 &&
+        n->input(0) && g.is_initializer(n->input(0)) && !outputs.count(n->output(0)))
+      todo.push_back(n.get());
+  size_t folded = 0;
+  std::map<std::pair<ir::Value*, std::vector<int64_t>>, ir::Value*> made;  // one view per perm
+  for (ir::Node* n : todo) {
+    const at::Tensor& t = *g.initializer(n->input(0));
+    std::vector<int64_t> perm = n->attr_ints("perm");
+    if (perm.empty())
+      for (int64_t i = t.dim() - 1; i >= 0; --i) perm.push_back(i);
+    std::vector<int64_t> sorted = perm;
+    std::sort(sorted.begin(), sorted.end());
+    bool valid = static_cast<int64_t>(perm.size()) == t.dim();
+    for (size_t i = 0; valid && i < sorted.size(); ++i)
+      valid = sorted[i] == static_cast<int64_t>(i);
+    if (!valid) continue;  // constant folding or the checker reports it
+    ir::Value*& init = made[{n->input(0), perm}];
+    if (!init) {
+      init = g.add_initializer("__transposed_" + std::to_string(folded), t.permute(perm));
+      init->set_name({});
+    }
+    g.replace_all_uses(n->output(0), init);
+    ++folded;
+  }
+  if (folded) eliminate_dead_code(g);
+  return folded;
+}
+
+void materialize_initializers(ir::Graph& g) {
+  // at::Tensor's in-place methods are const: the tensor the graph holds takes the copy.
+  for (const auto& [v, t] : g.initializers())
+    if (!t.is_contiguous()) t.set_(t.contiguous());
 }
 
 std::string module_path(const std::string& scope) {
