@@ -206,6 +206,49 @@ TEST(ExternalDataWrite, FailedWritesLeaveThePreviousPair) {
   EXPECT_EQ(files_in(dir), (std::set<std::string>{"m.onnx", "m.onnx.data"}));
 }
 
+// Data files of 64 MB and more are written past the page cache (O_DIRECT, in whole blocks, the
+// file cut to its length at the end): the bytes are right, and a failure part way leaves the
+// previous pair too.
+TEST(ExternalDataWrite, LargeDataFilesWrittenDirectly) {
+  torch::manual_seed(0);
+  torch::nn::Linear lin(4096, 4100);  // 67 MB of weights: a direct write, not block-aligned
+  lin->eval();
+  torch::Tensor x = torch::randn({2, 4096});
+  std::string dir = temp_dir("external_direct");
+  ExportOptions opt;
+  opt.external_data = ExternalData::ON;
+  ExportSummary s = export_traceable(make_traceable(lin), {x}, dir + "/m.onnx", opt);
+  auto ext = externals(dir + "/m.onnx");
+  ASSERT_EQ(ext.size(), 2u);
+  const int64_t end = std::max(ext["weight"].offset + ext["weight"].length,
+                               ext["bias"].offset + ext["bias"].length);
+  EXPECT_EQ(static_cast<int64_t>(fs::file_size(dir + "/m.onnx.data")), end);
+  auto rep = backend::prepare(dir + "/m.onnx");
+  expect_close(rep.run({x})[0], s.eager_outputs[0], {}, "direct");
+  const std::string model0 = slurp(dir + "/m.onnx"), data0 = slurp(dir + "/m.onnx.data");
+
+  struct rlimit saved {};
+  getrlimit(RLIMIT_FSIZE, &saved);
+  auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit r = saved;
+  r.rlim_cur = 32 << 20;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &r), 0);
+  std::string e;
+  try {
+    torch::NoGradGuard ng;
+    lin->weight.mul_(2);
+    export_traceable(make_traceable(lin), {x}, dir + "/m.onnx", opt);
+  } catch (const std::exception& ex) {
+    e = ex.what();
+  }
+  setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_NE(e.find("m.onnx.data' failed (disk full?)"), std::string::npos) << e;
+  EXPECT_EQ(slurp(dir + "/m.onnx"), model0);
+  EXPECT_EQ(slurp(dir + "/m.onnx.data"), data0);
+  EXPECT_EQ(files_in(dir), (std::set<std::string>{"m.onnx", "m.onnx.data"}));
+}
+
 // tonnx convert's library form: out to external data, back inline, in place; the tensors stay
 // the same bytes and every runtime agrees.
 TEST(ExternalDataWrite, ConvertRoundTrips) {

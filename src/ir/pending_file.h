@@ -11,7 +11,9 @@ namespace tonnx {
 
 class PendingFile {
  public:
-  explicit PendingFile(std::string path);  // throws when the folder is missing or path a folder
+  // Throws when the folder is missing or `path` is a folder. `direct`: written past the page
+  // cache (O_DIRECT, where the filesystem has it), for large files.
+  explicit PendingFile(std::string path, bool direct = false);
   ~PendingFile();
   PendingFile(const PendingFile&) = delete;
   PendingFile& operator=(const PendingFile&) = delete;
@@ -25,7 +27,7 @@ class PendingFile {
  private:
   std::string path_, tmp_;
   int fd_ = -1;
-  bool unnamed_ = false, written_ = false, committed_ = false;
+  bool direct_ = false, unnamed_ = false, written_ = false, committed_ = false;
 };
 
 }  // namespace tonnx

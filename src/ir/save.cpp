@@ -21,6 +21,8 @@ namespace fs = std::filesystem;
 
 namespace {
 constexpr uint64_t kProtobufLimit = static_cast<uint64_t>(std::numeric_limits<int32_t>::max());
+// Data files from this size on are written past the page cache (PendingFile's direct mode).
+constexpr uint64_t kDirectWrite = uint64_t{64} << 20;
 
 void put_varint(std::ostream& out, uint64_t v) {
   uint8_t buf[10];
@@ -94,8 +96,8 @@ class DataFile {
 };
 
 // Writes a tensor's bytes in row-major order: a contiguous tensor straight from its memory, a
-// view (a lazily transposed weight) in slices along dim 0 through `buffer`, so that no copy of
-// the whole tensor is ever made.
+// view (a lazily transposed weight) through `buffer`, reused from tensor to tensor: whole up to
+// 256 MB, in 16 MB slices along dim 0 beyond, so that no copy of the weights is ever made.
 void write_tensor(std::ostream& out, const at::Tensor& t, at::Tensor& buffer) {
   if (t.is_contiguous() || t.dim() == 0) {
     at::Tensor c = t.contiguous();
@@ -104,6 +106,17 @@ void write_tensor(std::ostream& out, const at::Tensor& t, at::Tensor& buffer) {
   }
   const int64_t n0 = t.size(0);
   if (n0 == 0 || t.numel() == 0) return;
+  if (nbytes_of(t) <= (uint64_t{256} << 20)) {
+    // Whole, into the reused buffer: a transposed matrix then takes ATen's blocked transpose
+    // (slices of it would be strided copies, several times slower).
+    if (!buffer.defined() || buffer.scalar_type() != t.scalar_type() || buffer.numel() < t.numel())
+      buffer = at::empty({t.numel()}, t.options());
+    at::Tensor dst = buffer.narrow(0, 0, t.numel()).view(t.sizes());
+    dst.copy_(t);
+    out.write(static_cast<const char*>(dst.data_ptr()),
+              static_cast<std::streamsize>(nbytes_of(dst)));
+    return;
+  }
   const int64_t row = t.numel() / n0;  // elements per slice along dim 0
   const int64_t rows = std::max<int64_t>(1, (int64_t{16} << 20) / (row * t.element_size()));
   for (int64_t r = 0; r < n0; r += rows) {
@@ -166,7 +179,10 @@ SavedModel save_model(const ir::Model& m, onnx::ModelProto& skeleton, const std:
   std::vector<uint64_t> offsets(tensors.size(), 0);
   if (any_external) {
     saved.data_path = (fs::path(path).parent_path() / ext.location).string();
-    data = std::make_unique<PendingFile>(saved.data_path);
+    uint64_t total = 0;
+    for (size_t i = 0; i < tensors.size(); ++i)
+      if (out_of_line[i]) total += nbytes_of(tensors[i]);
+    data = std::make_unique<PendingFile>(saved.data_path, total >= kDirectWrite);
     data->write([&](std::ostream& out) {
       DataFile file(out, ext.alignment);
       at::Tensor buffer;
@@ -421,7 +437,9 @@ SavedModel convert_model_file(const std::string& in, const std::string& out,
   std::vector<std::pair<uint64_t, uint64_t>> placed(move_out.size());
   if (!move_out.empty()) {
     saved.data_path = (fs::path(out).parent_path() / ext.location).string();
-    data = std::make_unique<PendingFile>(saved.data_path);
+    uint64_t total = 0;
+    for (const onnx::TensorProto* p : move_out) total += proto_nbytes(*p);
+    data = std::make_unique<PendingFile>(saved.data_path, total >= kDirectWrite);
     data->write([&](std::ostream& os) {
       DataFile file(os, ext.alignment);
       for (size_t i = 0; i < move_out.size(); ++i) {
