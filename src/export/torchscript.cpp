@@ -408,8 +408,12 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::I
                             const ExportOptions& o) {
   detail::validate_options(o);
   // A new instance over the same tensors: eval() and the exporter's changes do not reach the
-  // caller's module, and the weights are not copied.
-  jit::Module m = module.clone(/*inplace=*/true);
+  // caller's module, and the weights are not copied. Modules holding objects of custom
+  // classes (quantized packed weights) are copied whole: those objects do not survive sharing.
+  bool objects = false;
+  for (const auto& a : module.named_attributes(/*recurse=*/true))
+    objects = objects || (a.value.isObject() && !a.value.toObject()->type()->is_module());
+  jit::Module m = module.clone(/*inplace=*/!objects);
   if (o.training == TrainingMode::EVAL) m.eval();
   if (o.training == TrainingMode::TRAINING) m.train(true);
   auto forward = m.find_method("forward");
