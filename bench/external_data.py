@@ -20,16 +20,10 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from export import run  # noqa: E402  (output and peak RSS of a command)
+
 SHAPES = {"transformer_encoder": "128x1x2048", "transformer_encoder_small": "16x1x256"}
-
-
-def run(cmd):
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    _, status, usage = os.wait4(p.pid, 0)
-    out = p.stdout.read()
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed:\n{out}")
-    return out, usage.ru_maxrss / 1024.0  # MB
 
 
 def number(pattern, text):
