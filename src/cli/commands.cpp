@@ -193,6 +193,7 @@ int cmd_export(const std::vector<std::string>& argv) {
   // 0.7 GB higher).
   mallopt(M_MMAP_THRESHOLD, 4 << 20);
   Traceable model = entry.make(seed);
+  malloc_trim(0);
   std::vector<torch::Tensor> inputs = entry.inputs(shapes, seed);
   ExportSummary s = export_traceable(model, inputs, *out, opt);
   if (auto dir = a.get("--test-data")) write_export_test_data(*dir, inputs, s);

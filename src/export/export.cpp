@@ -1,5 +1,7 @@
 // The C++ frontend's entry points (tonnx/export.h): trace a LibTorch module or callable
 // (trace.cpp), then the shared pipeline (pipeline.cpp).
+#include <malloc.h>
+
 #include "export/pipeline.h"
 #include "export/trace.h"
 #include "passes/passes.h"
@@ -14,6 +16,9 @@ detail::Exported run_export(const Traceable& model, const std::vector<torch::Ten
   detail::StageTimer timer;
   timer.lap("start");
   detail::TraceResult tr = detail::trace(model, args, o.training, o.dynamic_axes, o.input_names);
+  // The traced forward frees what it computed: give the heap back before the weights are
+  // written (glibc keeps freed memory below the mmap threshold otherwise).
+  malloc_trim(0);
   timer.lap("trace");
   return detail::finish_export(std::move(tr), o);
 }
