@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "export/attr_resolver.h"
 #include "export/functionalize.h"
 #include "export/pipeline.h"
 #include "export/script_graph.h"
@@ -150,136 +151,6 @@ void set_scopes(jit::Block* block, const jit::ScopePtr& root) {
     for (jit::Block* b : n->blocks()) set_scopes(b, root);
   }
 }
-
-// An object of a class registered from C++ (torch.classes.*), as opposed to a module or a
-// TorchScript class.
-bool is_custom_class(const c10::IValue& v) {
-  const auto& name = v.toObjectRef().type()->name();
-  return name && name->qualifiedName().rfind("__torch__.torch.classes.", 0) == 0;
-}
-
-// Replaces prim::GetAttr chains rooted at `self` by parameter inputs (tensors that are
-// parameters or buffers), constants (other tensors, numbers, bools, strings, None) or, for
-// submodules, nothing (their attribute reads are resolved through the chain).
-class AttrResolver {
- public:
-  AttrResolver(jit::Graph& g, jit::Value* self, const c10::intrusive_ptr<c10::ivalue::Object>& root,
-               const std::unordered_map<const c10::TensorImpl*, size_t>& param_index,
-               size_t first_param_input)
-      : g_(g), param_index_(param_index), first_param_(first_param_input) {
-    objects_[self] = {c10::IValue(root), ""};
-  }
-
-  void run(jit::Block* block) {
-    for (auto it = block->nodes().begin(); it != block->nodes().end(); ++it) {
-      jit::Node* n = *it;
-      for (jit::Block* b : n->blocks()) run(b);
-      if (n->kind() == c10::prim::GetAttr) resolve(n);
-      if (n->kind() == c10::prim::SetAttr) write(n);
-    }
-  }
-
-  void remove_dead() {
-    for (jit::Node* n : setattrs_) n->destroy();
-    for (auto it = getattrs_.rbegin(); it != getattrs_.rend(); ++it)
-      if (!(*it)->output()->hasUses()) (*it)->destroy();
-  }
-
- private:
-  struct Obj {
-    c10::IValue value;
-    std::string path;
-  };
-
-  // A write to an attribute of self (a counter, a cached tensor): later reads in forward read
-  // the written value. The module's state after forward is not part of the ONNX model (as
-  // with torch.onnx). Writes inside an if or a loop would need the value carried out of it.
-  void write(jit::Node* n) {
-    auto parent = objects_.find(n->inputs()[0]);
-    if (parent == objects_.end()) return;
-    const std::string name = n->s(c10::attr::name);
-    const std::string path = parent->second.path.empty() ? name : parent->second.path + "." + name;
-    if (n->owningBlock() != g_.block())
-      throw ExportError("forward writes self." + path +
-                        " inside an if or a loop (prim::SetAttr); tonnx follows attribute "
-                        "writes in straight-line code only: return the value instead");
-    written_[path] = n->inputs()[1];
-    setattrs_.push_back(n);
-  }
-
-  void resolve(jit::Node* n) {
-    getattrs_.push_back(n);
-    auto parent = objects_.find(n->input());
-    if (parent == objects_.end()) return;  // not rooted at self: left to the checks below
-    const std::string name = n->s(c10::attr::name);
-    const Obj& p = parent->second;
-    if (!p.value.isObject())
-      throw ExportError("attribute '" + name + "' is read from '" + p.path +
-                        "', which is not a module");
-    c10::IValue v = p.value.toObject()->getAttr(name);
-    std::string path = p.path.empty() ? name : p.path + "." + name;
-    if (auto w = written_.find(path); w != written_.end()) {
-      n->output()->replaceAllUsesWith(w->second);
-      return;
-    }
-    if (v.isObject() && !is_custom_class(v)) {
-      objects_[n->output()] = {v, path};
-      return;
-    }
-    if (v.isObject()) {
-      // A C++ class object (a quantized layer's packed weights): a constant that the symbolic
-      // of the op reading it unpacks.
-      jit::WithInsertPoint guard(n);
-      auto c = g_.insertConstant(v);  // throws for objects a graph cannot hold
-      n->output()->replaceAllUsesWith(c);
-      return;
-    }
-    jit::Value* replacement = nullptr;
-    if (v.isTensor() && v.toTensor().defined()) {
-      auto idx = param_index_.find(v.toTensor().unsafeGetTensorImpl());
-      if (idx != param_index_.end()) replacement = g_.inputs()[first_param_ + idx->second];
-    }
-    if (!replacement && v.isList() && !v.toListRef().empty()) {
-      // A list of tensors (nn.LSTM's _flat_weights, scripted): a ListConstruct of the
-      // parameters it holds, or of constants for tensors that are not parameters.
-      std::vector<jit::Value*> items;
-      for (const c10::IValue& e : v.toListRef()) {
-        if (!e.isTensor() || !e.toTensor().defined()) {
-          items.clear();
-          break;
-        }
-        auto idx = param_index_.find(e.toTensor().unsafeGetTensorImpl());
-        jit::WithInsertPoint guard(n);
-        items.push_back(idx != param_index_.end() ? g_.inputs()[first_param_ + idx->second]
-                                                  : g_.insertConstant(e.toTensor().detach()));
-      }
-      if (!items.empty()) {
-        jit::Node* list = g_.createList(c10::TensorType::get(), items);
-        list->insertBefore(n);
-        replacement = list->output();
-      }
-    }
-    if (!replacement) {
-      if (v.isTensor()) v = v.toTensor().detach();
-      jit::WithInsertPoint guard(n);
-      // numbers, bools, strings, None, plain tensors, lists of them
-      try {
-        replacement = g_.insertConstant(v);
-      } catch (const std::exception&) {
-        throw ExportError("forward reads self." + path + ", a " + v.tagKind() +
-                          ", which tonnx cannot make a constant of");
-      }
-    }
-    n->output()->replaceAllUsesWith(replacement);
-  }
-
-  jit::Graph& g_;
-  const std::unordered_map<const c10::TensorImpl*, size_t>& param_index_;
-  size_t first_param_;
-  std::unordered_map<const jit::Value*, Obj> objects_;
-  std::vector<jit::Node*> getattrs_, setattrs_;
-  std::map<std::string, jit::Value*> written_;
-};
 
 void flatten_ivalue(const c10::IValue& v, std::vector<torch::Tensor>& out) {
   if (v.isTensor()) {
@@ -488,7 +359,7 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::I
     in->setType(c10::TensorType::create(p.tensor));
   }
   jit::Value* self = g->inputs()[0];
-  AttrResolver resolver(*g, self, m._ivalue(), index, first_param);
+  detail::AttrResolver resolver(*g, self, m._ivalue(), index, first_param);
   resolver.run(g->block());
   resolver.remove_dead();
   if (self->hasUses()) {
