@@ -311,5 +311,29 @@ def forward(self, x, k):
   EXPECT_EQ(m.attr("count").toInt(), 0);  // the caller's module is unchanged by the export
 }
 
+// interpolate to sizes computed in a loop from sizes that vary (torchvision's
+// GeneralizedRCNNTransform.resize): the size list's length is unknown to shape inference, which
+// ONNX Runtime then reads as 0 and rejects the model, unless it is reshaped to its length.
+TEST(ScriptedOps, InterpolateToSizesBuiltInALoop) {
+  torch::jit::Module m("Resize");
+  m.define(R"(
+def forward(self, x):
+    sizes: List[int] = []
+    for i in range(2):
+        sizes.append(int(float(x.size(i + 2)) * 1.5))
+    return torch.upsample_bilinear2d(x, sizes, False, None)
+)");
+  ExportOptions opt;
+  opt.input_names = {"x"};
+  add_dynamic_axes(opt, "x", {2, 3});
+  std::string path = temp_dir("interpolate_loop_sizes") + "/model.onnx";
+  std::vector<std::vector<Tensor>> sets = {{torch::rand({1, 3, 10, 20})},
+                                           {torch::rand({1, 3, 7, 5})}};
+  export_model(m, sets[0], path, opt);
+  for (size_t i = 0; i < sets.size(); ++i)
+    expect_outputs_match(path, sets[i], {m.forward({sets[i][0]}).toTensor()},
+                         "interpolate_loop_sizes_" + std::to_string(i));
+}
+
 }  // namespace
 }  // namespace tonnx::test

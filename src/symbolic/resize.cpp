@@ -90,7 +90,9 @@ Outputs resize(SymbolicContext& g, const Interp& a) {
   if (a.sizes) {
     sizes = g.constant_ints(*a.sizes);
   } else if (a.runtime_sizes) {
-    sizes = g.cast(a.runtime_sizes, at::kLong);
+    // Reshaped to its known length: ONNX's and ONNX Runtime's Resize shape inference read an
+    // unknown length of `sizes` as 0 and reject the model (a size list built in a loop).
+    sizes = g.op("Reshape", {g.cast(a.runtime_sizes, at::kLong), g.constant_ints({rank - 2})});
   } else {
     if (!have_scales) g.fail("neither output_size nor scale_factors is given");
     Value* in =
