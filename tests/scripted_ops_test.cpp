@@ -335,5 +335,18 @@ def forward(self, x):
                          "interpolate_loop_sizes_" + std::to_string(i));
 }
 
+// print() and an unused tolist() in scripted code are side effects only: the export drops them
+// (torch.onnx's test_print_tensor_within_torch_nn_module).
+TEST(ScriptedOps, PrintAndUnusedTolistAreDropped) {
+  expect_script_matches(R"(
+def forward(self, x):
+    y = x[:, 0]
+    print("first column:", y, x.size(0))
+    _: List[float] = x[0].tolist()
+    return y * 2.0
+)",
+                        {torch::randn({4, 3})}, "print_tolist");
+}
+
 }  // namespace
 }  // namespace tonnx::test

@@ -89,6 +89,11 @@ int drop_raising_branches(jit::Block* b) {
     jit::Node* n = *it;
     ++it;
     for (jit::Block* sub : n->blocks()) dropped += drop_raising_branches(sub);
+    if (n->kind() == c10::prim::Print ||
+        (n->kind() == c10::prim::tolist && !n->output()->hasUses())) {
+      n->destroy();  // what it printed or listed becomes dead code
+      continue;
+    }
     if (n->kind() != c10::prim::If) continue;
     auto raises = [](jit::Block* blk) {
       for (jit::Node* m : blk->nodes())

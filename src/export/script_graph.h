@@ -22,7 +22,8 @@ bool may_write_state(torch::jit::Block* b);
 
 // prim::is_cuda, requires_grad, is_grad_enabled... false, prim::device the CPU.
 int fold_export_constants(torch::jit::Graph& g, torch::jit::Block* b);
-// An if whose one branch raises becomes the other branch (as torch.onnx does).
+// An if whose one branch raises becomes the other branch (as torch.onnx does); print() and an
+// unused tolist(), side effects only, are dropped.
 int drop_raising_branches(torch::jit::Block* b);
 // One prim::Uninitialized per output (the interpreter runs a multi-output one wrongly).
 void split_uninitialized(torch::jit::Graph& g, torch::jit::Block* b);
