@@ -348,5 +348,25 @@ def forward(self, x):
                         {torch::randn({4, 3})}, "print_tolist");
 }
 
+// A list an op returns (broadcast_tensors) as a graph output is a sequence of its items' dtype
+// (it was Float, which the checker rejected for int64 items); items of two dtypes are refused.
+TEST(ScriptedOps, ListOutputOfAnOpKeepsItsDtype) {
+  std::string src = R"(
+def forward(self, x, y) -> List[Tensor]:
+    return torch.broadcast_tensors(x, y)
+)";
+  expect_script_matches(src, {torch::randint(5, {4, 2, 1, 4}), torch::randint(5, {2, 3, 1})},
+                        "broadcast_list_int64");
+  torch::jit::Module m("Mixed");
+  m.define(src);
+  ExportOptions opt;
+  expect_error(
+      [&] {
+        export_model(m, {torch::randint(5, {2, 1}), torch::randn({3})},
+                     temp_dir("broadcast_mixed") + "/m.onnx", opt);
+      },
+      "holds tensors of Long and Float");
+}
+
 }  // namespace
 }  // namespace tonnx::test

@@ -64,7 +64,9 @@ class Converter {
   bool is_sequence(const torch::jit::Value* v) const;
   ir::Value* sequence_of(const torch::jit::Value* v);  // a known list becomes one
   ir::Value* mark_sequence(ir::Value* seq, const torch::jit::Value* list);
-  std::optional<ir::TensorType> list_elem_type(const torch::jit::Value* list);
+  // `seen` (when given) says whether any tensor was put into the list's family in the graph;
+  // when none was (a list an op returned), the type is a Float placeholder.
+  std::optional<ir::TensorType> list_elem_type(const torch::jit::Value* list, bool* seen = nullptr);
   // Quantized tensors (converter_quant.cpp): a value's integer tensor, bound like any tensor,
   // with its scale and zero point here.
   struct QParams {

@@ -109,11 +109,12 @@ void Converter::analyse_lists() {
   for (const auto& [v, p] : parent) list_class_[v] = find(v);
 }
 
-std::optional<ir::TensorType> Converter::list_elem_type(const jit::Value* list) {
+std::optional<ir::TensorType> Converter::list_elem_type(const jit::Value* list, bool* seen) {
   analyse_lists();
   auto c = list_class_.find(list);
   const jit::Value* root = c == list_class_.end() ? list : c->second;
   auto it = list_elems_.find(root);
+  if (seen) *seen = it != list_elems_.end() && it->second.has_elements;
   // A list no tensor is ever put into: any dtype serves its (empty) sequences.
   if (it == list_elems_.end() || !it->second.has_elements)
     return ir::TensorType{ir::DType::Float, std::nullopt};
@@ -147,7 +148,21 @@ ir::Value* Converter::sequence_of(const jit::Value* v) {
   if (ir::Value* known = find_env(v))
     if (known->is_sequence()) return known;
   std::vector<ir::Value*> items = tensor_list_of(v);
-  std::optional<ir::TensorType> elem = list_elem_type(v);
+  bool seen = false;
+  std::optional<ir::TensorType> elem = list_elem_type(v, &seen);
+  // A list an op returned (broadcast_tensors, split, unbind) has no element put into it in the
+  // graph: its dtype is its items'.
+  if (!seen && !items.empty() && items[0] && items[0]->type() &&
+      items[0]->type()->dtype != ir::DType::Undefined) {
+    elem = ir::TensorType{items[0]->type()->dtype, std::nullopt};
+    for (const ir::Value* item : items)
+      if (item && item->type() && item->type()->dtype != elem->dtype)
+        fail(current_, std::string("list %") + v->debugName() + " holds tensors of " +
+                           ir::dtype_name(elem->dtype) + " and " +
+                           ir::dtype_name(item->type()->dtype) +
+                           "; an ONNX sequence holds one dtype: convert them to one with "
+                           ".to(dtype) first");
+  }
   ir::Value* seq;
   if (items.empty()) {
     seq =

@@ -81,7 +81,11 @@ TONNX_SYMBOLIC("aten::broadcast_tensors", 9, [](SymbolicContext& g) -> Outputs {
     shape = g.op("Shape", {g.op("Expand", {ones, shape})});
   }
   std::vector<Value*> out;
-  for (Value* x : xs) out.push_back(g.op("Expand", {x, shape}));
+  for (Value* x : xs) {
+    out.push_back(g.op("Expand", {x, shape}));
+    // Each keeps its dtype: a scripted list of them becomes a sequence of that dtype.
+    if (x->type()) out.back()->set_type(ir::TensorType{x->type()->dtype, std::nullopt});
+  }
   return out;
 });
 
