@@ -301,6 +301,8 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::I
     }
   }
 
+  std::shared_ptr<jit::Graph> g = forward->graph()->copy();
+  jit::Inline(*g);
   detail::TraceResult tr;
   tr.num_user_inputs = inputs.size();
   {
@@ -313,9 +315,7 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::I
     try {
       // On a deep copy when forward may write into the module's state (self.steps += 1, a
       // buffer updated in place): the graph must start from the state the caller's module had.
-      std::shared_ptr<jit::Graph> inlined = forward->graph()->copy();
-      jit::Inline(*inlined);
-      out = (detail::may_write_state(inlined->block()) ? m.deepcopy() : m).forward(args);
+      out = (detail::may_write_state(g->block()) ? m.deepcopy() : m).forward(args);
     } catch (const c10::Error& e) {
       // LibTorch's message without its C++ backtrace.
       throw ExportError("the module's forward failed on the example inputs (" +
@@ -329,8 +329,6 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::I
     flatten_ivalue(out, tr.eager_outputs);
   }
 
-  std::shared_ptr<jit::Graph> g = forward->graph()->copy();
-  jit::Inline(*g);
   // Arguments with defaults that were not given, and the non-tensor ones, become constants;
   // tuples and lists of tensors, one graph input per tensor.
   for (size_t i = g->inputs().size() - 1; i >= 1; --i) {

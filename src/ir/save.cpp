@@ -96,8 +96,8 @@ class DataFile {
 };
 
 // Writes a tensor's bytes in row-major order: a contiguous tensor straight from its memory, a
-// view (a lazily transposed weight) through `buffer`, reused from tensor to tensor: whole up to
-// 256 MB, in 16 MB slices along dim 0 beyond, so that no copy of the weights is ever made.
+// view (a lazily transposed weight) through `buffer`, reused from tensor to tensor, whole or in
+// 16 MB slices along dim 0, so that no copy of the weights is ever made.
 void write_tensor(std::ostream& out, const at::Tensor& t, at::Tensor& buffer) {
   if (t.is_contiguous() || t.dim() == 0) {
     at::Tensor c = t.contiguous();
@@ -106,24 +106,16 @@ void write_tensor(std::ostream& out, const at::Tensor& t, at::Tensor& buffer) {
   }
   const int64_t n0 = t.size(0);
   if (n0 == 0 || t.numel() == 0) return;
-  if (nbytes_of(t) <= (uint64_t{256} << 20)) {
-    // Whole, into the reused buffer: a transposed matrix then takes ATen's blocked transpose
-    // (slices of it would be strided copies, several times slower).
-    if (!buffer.defined() || buffer.scalar_type() != t.scalar_type() || buffer.numel() < t.numel())
-      buffer = at::empty({t.numel()}, t.options());
-    at::Tensor dst = buffer.narrow(0, 0, t.numel()).view(t.sizes());
-    dst.copy_(t);
-    out.write(static_cast<const char*>(dst.data_ptr()),
-              static_cast<std::streamsize>(nbytes_of(dst)));
-    return;
-  }
+  // Whole up to 256 MB: a transposed matrix then takes ATen's blocked transpose (slices of it
+  // would be strided copies, several times slower).
   const int64_t row = t.numel() / n0;  // elements per slice along dim 0
-  const int64_t rows = std::max<int64_t>(1, (int64_t{16} << 20) / (row * t.element_size()));
+  const int64_t rows = nbytes_of(t) <= (uint64_t{256} << 20)
+                           ? n0
+                           : std::max<int64_t>(1, (int64_t{16} << 20) / (row * t.element_size()));
+  if (!buffer.defined() || buffer.scalar_type() != t.scalar_type() || buffer.numel() < rows * row)
+    buffer = at::empty({rows * row}, t.options());
   for (int64_t r = 0; r < n0; r += rows) {
     at::Tensor part = t.narrow(0, r, std::min(rows, n0 - r));
-    if (!buffer.defined() || buffer.scalar_type() != t.scalar_type() ||
-        buffer.numel() < part.numel())
-      buffer = at::empty({std::max(part.numel(), rows * row)}, t.options());
     at::Tensor dst = buffer.narrow(0, 0, part.numel()).view(part.sizes());
     dst.copy_(part);
     out.write(static_cast<const char*>(dst.data_ptr()),
@@ -161,36 +153,34 @@ SavedModel save_model(const ir::Model& m, onnx::ModelProto& skeleton, const std:
   if (ext.alignment < 1 || ext.alignment > (1 << 24))
     throw std::runtime_error("external data alignment " + std::to_string(ext.alignment) +
                              " is not in [1, 16777216]");
-  // The weights as held: a strided view (a folded transpose) is made contiguous only while it
-  // is written, one at a time, so that no second copy of the weights exists at once.
-  std::vector<at::Tensor> tensors;
-  tensors.reserve(inits.size());
-  for (const auto& [v, t] : inits) tensors.push_back(t);
-  std::vector<bool> out_of_line(tensors.size(), false);
+  // The weights as held (a strided view, a folded transpose, is made contiguous by
+  // write_tensor while it is written).
+  auto tensor = [&](size_t i) -> const at::Tensor& { return inits[i].second; };
+  std::vector<bool> out_of_line(inits.size(), false);
   bool any_external = false;
   if (external)
-    for (size_t i = 0; i < tensors.size(); ++i)
-      if (tensors[i].numel() > 0 &&
-          nbytes_of(tensors[i]) >= static_cast<uint64_t>(std::max<int64_t>(ext.threshold, 0)))
+    for (size_t i = 0; i < inits.size(); ++i)
+      if (tensor(i).numel() > 0 &&
+          nbytes_of(tensor(i)) >= static_cast<uint64_t>(std::max<int64_t>(ext.threshold, 0)))
         any_external = out_of_line[i] = true;
 
   SavedModel saved;
   std::unique_ptr<PendingFile> data;
-  std::vector<uint64_t> offsets(tensors.size(), 0);
+  std::vector<uint64_t> offsets(inits.size(), 0);
   if (any_external) {
     saved.data_path = (fs::path(path).parent_path() / ext.location).string();
     uint64_t total = 0;
-    for (size_t i = 0; i < tensors.size(); ++i)
-      if (out_of_line[i]) total += nbytes_of(tensors[i]);
+    for (size_t i = 0; i < inits.size(); ++i)
+      if (out_of_line[i]) total += nbytes_of(tensor(i));
     data = std::make_unique<PendingFile>(saved.data_path, total >= kDirectWrite);
     data->write([&](std::ostream& out) {
       DataFile file(out, ext.alignment);
       at::Tensor buffer;
-      for (size_t i = 0; i < tensors.size(); ++i)
+      for (size_t i = 0; i < inits.size(); ++i)
         if (out_of_line[i]) {
           // The tensors live until the end: their address, dtype, sizes and strides name their
           // bytes (tied weights).
-          const at::Tensor& t = tensors[i];
+          const at::Tensor& t = tensor(i);
           std::string key = std::to_string(reinterpret_cast<uintptr_t>(t.data_ptr())) + ":" +
                             std::string(t.dtype().name()) + ":" + c10::str(t.sizes()) + ":" +
                             c10::str(t.strides());
@@ -218,8 +208,7 @@ SavedModel save_model(const ir::Model& m, onnx::ModelProto& skeleton, const std:
   std::vector<std::string> headers;
   uint64_t total = head.size();
   size_t i = 0;
-  for (const auto& [v, t0] : inits) {
-    const at::Tensor& t = tensors[i];
+  for (const auto& [v, t] : inits) {
     onnx::TensorProto header;
     header.set_name(v->name());
     header.set_data_type(static_cast<int>(ir::dtype_from_scalar_type(t.scalar_type())));
@@ -235,9 +224,9 @@ SavedModel save_model(const ir::Model& m, onnx::ModelProto& skeleton, const std:
     at::Tensor buffer;
     out.write(head.data(), static_cast<std::streamsize>(head.size()));
     constexpr int kGraph = 7, kInitializer = 5, kRawData = 9;
-    for (size_t k = 0; k < tensors.size(); ++k) {
+    for (size_t k = 0; k < inits.size(); ++k) {
       const std::string& hb = headers[k];
-      uint64_t nbytes = out_of_line[k] ? 0 : nbytes_of(tensors[k]);
+      uint64_t nbytes = out_of_line[k] ? 0 : nbytes_of(tensor(k));
       uint64_t tensor_len =
           hb.size() +
           (out_of_line[k] ? 0 : varint_size(kRawData << 3) + varint_size(nbytes) + nbytes);
@@ -250,7 +239,7 @@ SavedModel save_model(const ir::Model& m, onnx::ModelProto& skeleton, const std:
       if (out_of_line[k]) continue;
       put_tag(out, kRawData);
       put_varint(out, nbytes);
-      write_tensor(out, tensors[k], buffer);
+      write_tensor(out, tensor(k), buffer);
     }
   });
   // The data first, the model last: until the model is renamed, the old model is in place.
@@ -312,14 +301,13 @@ uint64_t proto_nbytes(const onnx::TensorProto& p) {
   if (item == 0)
     throw std::runtime_error(label_of(p) + ": element type " + std::to_string(p.data_type()) +
                              " cannot be held as raw bytes");
-  uint64_t n = item;
-  for (int64_t d : p.dims()) {
+  std::vector<int64_t> dims(p.dims().begin(), p.dims().end());
+  for (int64_t d : dims)
     if (d < 0) throw std::runtime_error(label_of(p) + " has a negative dim " + std::to_string(d));
-    if (d != 0 && n > (uint64_t{1} << 62) / static_cast<uint64_t>(d))
-      throw std::runtime_error(label_of(p) + ": its dims need more than 2^62 bytes");
-    n *= static_cast<uint64_t>(d);
-  }
-  return n;
+  std::optional<int64_t> numel = ir::product_of(dims);
+  if (!numel || static_cast<uint64_t>(*numel) > (uint64_t{1} << 62) / item)
+    throw std::runtime_error(label_of(p) + ": its dims need more than 2^62 bytes");
+  return static_cast<uint64_t>(*numel) * item;
 }
 
 // A tensor's bytes: the proto's raw_data in place, external data mapped (read with the
