@@ -33,6 +33,7 @@ expect bad_opset_text 2 "--opset 'x' is not an integer" -- "$t" export alexnet -
 expect wrong_rank 2 'input 0 of alexnet must have rank 4 \(like 10x3x224x224\), got 3x224x224' -- "$t" export alexnet -o "$dir/a.onnx" --input-shape 3x224x224
 expect missing_output 2 'missing -o OUT.onnx' -- "$t" export alexnet
 expect unknown_option 2 "unknown option '--frob'" -- "$t" export alexnet -o "$dir/a.onnx" --frob
+expect bad_default_dtype 2 "--default-dtype int64 is not a floating dtype: use float32, float64, float16 or bfloat16" -- "$t" export alexnet -o "$dir/a.onnx" --default-dtype int64
 expect training_modes 2 "--training and --preserve-training-mode exclude each other" -- "$t" export alexnet -o "$dir/a.onnx" --training --preserve-training-mode
 expect too_many_names 1 'input_names has 19 names, but the model has 1 input\(s\) and 16 parameter tensor\(s\): at most 17 names' -- \
   "$t" export alexnet -o "$dir/a.onnx" --input-names x,a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q,r

@@ -15,6 +15,7 @@
 
 #include "export/script_graph.h"
 #include "test_config.h"
+#include "error_of.h"
 #include "test_util.h"
 #include "tonnx/backend.h"
 #include "tonnx/proto.h"
@@ -216,18 +217,6 @@ TEST(TorchScript, ControlFlowBecomesIfAndLoop) {
   ops.clear();
   for (const auto& n : mi.graph->nodes()) ops.insert(n->op_type());
   EXPECT_TRUE(ops.count("If")) << "if/else";
-}
-
-template <typename F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const ExportError& e) {
-    return e.what();
-  } catch (const backend::BackendError& e) {
-    return e.what();
-  }
-  return "no error";
 }
 
 TEST(TorchScript, ControlFlowBelowOpset11NamesTheOpset) {

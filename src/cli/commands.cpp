@@ -10,6 +10,7 @@
 #include <iomanip>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <set>
 
 #include "cli/args.h"
@@ -72,10 +73,11 @@ options:
   --inputs a.pb,b.pb           TorchScript: example inputs as ONNX TensorProto files
                                (dtypes and shapes kept: int64 tokens, bool masks...);
                                forward's other arguments as none, true/false, 3, 0.5 or
-                               [1,2] (constants of the export); tuples and lists of
-                               tensors as (a.pb,b.pb) and [a.pb,b.pb] (one graph input
-                               per tensor); a quantized tensor as
-                               quantized(values.pb,SCALE,ZERO_POINT) (three graph inputs);
+                               [1,2] (constants of the export); lists of tensors as
+                               [a.pb,b.pb], tuples of anything, nested, as
+                               (3,(a.pb,b.pb)) (one graph input per tensor); a
+                               quantized tensor as quantized(values.pb,SCALE,ZERO_POINT)
+                               (three graph inputs);
                                quote the brackets for the shell
   --input-names a,b,...        names of the graph inputs, then of the parameters
   --output-names y,...         names of the graph outputs
@@ -99,6 +101,9 @@ options:
   --load-library PATH[,PATH]   TorchScript: load custom-op libraries first, as
                                torch.ops.load_library (torchvision's _C*.so for
                                torchvision::nms, roi_align)
+  --default-dtype float32|float64  the dtype of floating results with no dtype of their
+                               own (int / int, torch.ones(n)), as torch.set_default_dtype
+                               before torch.onnx.export (default float32)
 )";
 
 }  // namespace
@@ -128,6 +133,24 @@ ExportOptions export_options(const Args& a) {
     if (auto v = a.get("--external-data")) opt.external_data_location = *v;
   }
   if (a.has("--no-external-data")) opt.external_data = ExternalData::OFF;
+  c10::set_default_dtype(caffe2::TypeMeta::Make<float>());  // (one process runs many commands)
+  if (auto v = a.get("--default-dtype")) {
+    // The process's default dtype, as torch.set_default_dtype in Python: the run that gives
+    // the graph its types and the symbolics of factory ops without a dtype both read it.
+    static const std::map<std::string, caffe2::TypeMeta> kTypes = {
+        {"float32", caffe2::TypeMeta::Make<float>()},
+        {"float", caffe2::TypeMeta::Make<float>()},
+        {"float64", caffe2::TypeMeta::Make<double>()},
+        {"double", caffe2::TypeMeta::Make<double>()},
+        {"float16", caffe2::TypeMeta::Make<c10::Half>()},
+        {"half", caffe2::TypeMeta::Make<c10::Half>()},
+        {"bfloat16", caffe2::TypeMeta::Make<c10::BFloat16>()}};
+    auto it = kTypes.find(*v);
+    if (it == kTypes.end())
+      throw UsageError("--default-dtype " + *v +
+                       " is not a floating dtype: use float32, float64, float16 or bfloat16");
+    c10::set_default_dtype(it->second);
+  }
   if (auto v = a.get("--external-data-threshold")) {
     opt.external_data_threshold = parse_int(*v, "--external-data-threshold");
     if (opt.external_data_threshold < 0)
@@ -159,7 +182,8 @@ int cmd_export(const std::vector<std::string>& argv) {
   }
   Spec spec{
       {"-o", "--output", "--input-shape", "--input-names", "--output-names", "--opset", "--seed",
-       "--test-data", "--dynamic-axes", "--inputs", "--load-library", "--external-data-threshold"},
+       "--test-data", "--dynamic-axes", "--inputs", "--load-library", "--external-data-threshold",
+       "--default-dtype"},
       {"--verbose", "--no-constant-folding", "--no-export-params", "--keep-initializers-as-inputs",
        "--aten-fallback", "--training", "--preserve-training-mode", "--no-external-data"},
       {},

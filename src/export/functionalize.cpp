@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <set>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -444,7 +445,9 @@ class Functionalizer {
     if (old != root) replace_uses_after(root, nw, after);
     std::vector<std::pair<jit::Value*, Alias>> stale;
     for (const auto& [v, a] : alias_)
-      if (a.root == root && v != nw && v != same_value && used_after(v, after))
+      // (Results of `after` itself, control flow, already hold the new contents.)
+      if (a.root == root && v != nw && v != same_value && v->node() != after &&
+          used_after(v, after))
         stale.emplace_back(v, a);
     // Values are pointers: sort by graph order for a stable result.
     std::sort(stale.begin(), stale.end(),
@@ -489,20 +492,88 @@ class Functionalizer {
     return otherwise;
   }
 
-  // Outputs of control flow that pass on a view or a tensor from outside: writes through
-  // them cannot be followed.
+  // Outputs of control flow that pass on a tensor from outside, or a view of one. When every
+  // block passes on the same one (the same root through the same views), the output is that
+  // tensor; otherwise which tensor it is depends on the branch taken or the iteration count,
+  // and writes through it cannot be followed. A result made inside n is a new tensor.
   void mark_chosen_outputs(jit::Node* n, size_t n_outputs, size_t first_block_output) {
+    const bool loop = n->kind() == c10::prim::Loop;
     for (size_t k = 0; k < n_outputs; ++k) {
+      std::optional<Alias> chosen;
+      bool same = true;
       for (jit::Block* b : n->blocks()) {
         jit::Value* bo = b->outputs()[first_block_output + k];
-        if (!is_tensor(bo)) continue;
-        auto it = alias_.find(bo);
-        jit::Value* root = it != alias_.end()       ? it->second.root
-                           : !defined_inside(bo, n) ? bo
-                                                    : nullptr;
-        if (!root) continue;
-        alias_[n->output(k)] = Alias{root, {n}, n->kind().toQualString()};
-        break;
+        // (An uninitialized value is a placeholder for a block that returns or raises.)
+        if (!is_tensor(bo) || bo->node()->kind() == c10::prim::Uninitialized) continue;
+        Alias a = alias_of(bo);
+        bool carried = loop && a.root->node() == b->param_node();
+        if (defined_inside(a.root, n) && !carried) {
+          same = false;  // a new tensor in this block
+          continue;
+        }
+        if (carried) {
+          // A view of what the loop carries, which is another tensor at each iteration.
+          a.other = n->kind().toQualString();
+          same = false;
+        }
+        if (!chosen) {
+          chosen = a;
+        } else if (chosen->root != a.root || chosen->chain != a.chain) {
+          same = false;
+        }
+      }
+      if (!chosen) continue;
+      if (!same || loop) {
+        // A loop that runs zero times passes on its input: only the same tensor in every
+        // iteration is that tensor.
+        jit::Value* init = loop ? n->input(2 + k) : nullptr;
+        if (!same || !loop || alias_of(init).root != chosen->root ||
+            alias_of(init).chain != chosen->chain) {
+          chosen->chain.push_back(n);
+          if (chosen->other.empty()) chosen->other = n->kind().toQualString();
+        }
+      }
+      alias_[n->output(k)] = *chosen;
+    }
+  }
+
+  // Before a loop's body is processed: a carried tensor the body hands back as itself (changed
+  // in place only: x.add_(y), x[i] = v, x += y) is the tensor the loop was given, at every
+  // iteration, so writes into it are writes into that tensor.
+  void alias_carried(jit::Node* n) {
+    jit::Block* body = n->blocks()[0];
+    for (size_t j = 1; j < body->inputs().size(); ++j) {
+      jit::Value* in = body->inputs()[j];
+      if (!is_tensor(in) || !is_tensor(n->input(j + 1))) continue;
+      if (same_tensor(body->outputs()[j]) == in) alias_[in] = alias_of(n->input(j + 1));
+    }
+  }
+
+  // The tensor `v` is, followed back through in-place ops (their result is their input 0),
+  // branches that all hand back the same tensor and loops that carry one as itself.
+  static jit::Value* same_tensor(jit::Value* v) {
+    for (;;) {
+      jit::Node* n = v->node();
+      if (n->kind() == c10::prim::If) {
+        jit::Value* common = nullptr;
+        for (jit::Block* b : n->blocks()) {
+          jit::Value* bo = b->outputs()[v->offset()];
+          if (bo->node()->kind() == c10::prim::Uninitialized) continue;
+          jit::Value* t = same_tensor(bo);
+          if (common && t != common) return v;
+          common = t;
+        }
+        if (!common || defined_inside(common, n)) return v;
+        v = common;
+      } else if (n->kind() == c10::prim::Loop) {
+        jit::Block* body = n->blocks()[0];
+        const size_t k = v->offset();
+        if (same_tensor(body->outputs()[k + 1]) != body->inputs()[k + 1]) return v;
+        v = n->input(k + 2);
+      } else {
+        std::vector<size_t> w = written_args(n);
+        if (n->outputs().size() != 1 || w.size() != 1 || w[0] != 0) return v;
+        v = n->input(0);
       }
     }
   }
@@ -531,10 +602,25 @@ class Functionalizer {
   void handle_loop(jit::Node* n) {
     const size_t n_outputs = n->outputs().size();
     jit::Block* body = n->blocks()[0];
+    alias_carried(n);
     scopes_.emplace_back();
     run_block(body);
     std::vector<Versions> changed{std::move(scopes_.back())};
     scopes_.pop_back();
+    // A carried tensor written in place but not handed back as itself is the loop's input at
+    // the first iteration only: that write reaches the input, later ones do not.
+    for (const auto& [r, v] : changed[0]) {
+      if (r->node() != body->param_node()) continue;
+      Alias init = alias_of(n->input(r->offset() + 1));
+      bool read_after = used_after(init.root, n);
+      for (const auto& [x, a] : alias_)
+        read_after = read_after || (a.root == init.root && used_after(x, n));
+      if (read_after)
+        fail(n, "its body writes in place into loop-carried value " + std::to_string(r->offset()) +
+                    ", which is the tensor given to the loop at the first iteration only, and "
+                    "that tensor is read after the loop; tonnx cannot follow which tensor a "
+                    "write reaches. Clone the tensor before the loop, or write out of place");
+    }
     mark_chosen_outputs(n, n_outputs, 1);
     for (jit::Value* r : outer_roots(changed, n)) {
       jit::Value* before = current(r);

@@ -305,7 +305,7 @@ namespace {
 // long each sequence is), not only on the inputs' sizes. The example run saw one such size;
 // another input gives another, so neither the observed sizes of these results nor of
 // anything computed from them may be frozen into the model, even without dynamic axes.
-bool data_shaped_op(const jit::Node* n) {
+bool data_shaped_op(const jit::Node* n, const std::unordered_set<const jit::Value*>& data) {
   static const std::set<std::string> kOps = {"aten::nonzero",
                                              "aten::nonzero_numpy",
                                              "aten::masked_select",
@@ -321,6 +321,21 @@ bool data_shaped_op(const jit::Node* n) {
                                              "aten::repeat_interleave"};
   const std::string kind = n->kind().toQualString();
   if (kOps.count(kind)) return true;
+  // A size, count or bound computed from an input's values (torch.zeros(int(n[0])),
+  // x[:int(k)], topk(x, int(k))): the example's value is one of many.
+  static const std::set<std::string> kSizeArgs = {
+      "size",        "sizes",       "shape",    "k",     "repeats", "split_size",
+      "split_sizes", "chunks",      "sections", "start", "end",     "step",
+      "length",      "output_size", "pad",      "steps", "n",       "m"};
+  bool tensor_out = false;
+  for (const jit::Value* o : n->outputs())
+    tensor_out = tensor_out || o->type()->kind() == c10::TypeKind::TensorType ||
+                 o->type()->kind() == c10::TypeKind::ListType;
+  if (const c10::FunctionSchema* s = tensor_out ? n->maybeSchema() : nullptr)
+    for (size_t i = 0; i < s->arguments().size() && i < n->inputs().size(); ++i)
+      if (kSizeArgs.count(s->arguments()[i].name()) && data.count(n->input(i)) &&
+          n->input(i)->type()->kind() != c10::TypeKind::TensorType)
+        return true;
   if (kind == "aten::index" && n->inputs().size() > 1) {
     const jit::Node* list = n->input(1)->node();
     if (list->kind() == c10::prim::ListConstruct)
@@ -333,14 +348,35 @@ bool data_shaped_op(const jit::Node* n) {
 
 }  // namespace
 
-void forget_data_shapes(jit::Block* b, std::unordered_set<const jit::Value*>& shaped) {
+void data_values(jit::Block* b, std::unordered_set<const jit::Value*>& data) {
+  static const std::set<std::string> kSizesOnly = {"aten::size",   "aten::sym_size", "aten::dim",
+                                                   "aten::numel",  "aten::len",      "prim::shape",
+                                                   "prim::dtype",  "prim::device",   "prim::layout",
+                                                   "aten::__is__", "aten::__isnot__"};
   for (jit::Node* n : b->nodes()) {
-    bool from_data = data_shaped_op(n);
+    if (kSizesOnly.count(n->kind().toQualString())) continue;
+    bool from = false;
+    for (const jit::Value* in : n->inputs()) from = from || data.count(in);
+    for (jit::Block* sub : n->blocks()) {
+      for (size_t k = 1; k < sub->inputs().size() && k + 1 < n->inputs().size(); ++k)
+        if (data.count(n->input(k + 1))) data.insert(sub->inputs()[k]);
+      data_values(sub, data);
+      for (const jit::Value* o : sub->outputs()) from = from || data.count(o);
+    }
+    if (from)
+      for (const jit::Value* o : n->outputs()) data.insert(o);
+  }
+}
+
+void forget_data_shapes(jit::Block* b, std::unordered_set<const jit::Value*>& shaped,
+                        const std::unordered_set<const jit::Value*>& data) {
+  for (jit::Node* n : b->nodes()) {
+    bool from_data = data_shaped_op(n, data);
     for (const jit::Value* in : n->inputs()) from_data = from_data || shaped.count(in);
     for (jit::Block* sub : n->blocks()) {
       for (size_t k = 1; k < sub->inputs().size() && k + 1 < n->inputs().size(); ++k)
         if (shaped.count(n->input(k + 1))) shaped.insert(sub->inputs()[k]);
-      forget_data_shapes(sub, shaped);
+      forget_data_shapes(sub, shaped, data);
       for (const jit::Value* o : sub->outputs()) from_data = from_data || shaped.count(o);
     }
     if (!from_data) continue;
@@ -386,6 +422,29 @@ void fold_observed(jit::Graph& g, jit::Block* b, bool sizes_vary) {
 
 // Ops whose result has the same dtype as their first tensor input (used for values on
 // paths the example inputs did not take). Comparisons give bool.
+namespace {
+// A factory op's dtype, as PyTorch chooses it: its dtype argument; when None, self's for
+// new_* and *_like, the default dtype (torch.set_default_dtype) for zeros, ones, empty, rand...
+// (full and arange follow their values: not decided here).
+std::optional<at::ScalarType> factory_dtype(const jit::Node* n) {
+  const c10::FunctionSchema* s = n->maybeSchema();
+  if (!s) return std::nullopt;
+  const std::string kind = n->kind().toQualString();
+  for (size_t i = 0; i < s->arguments().size() && i < n->inputs().size(); ++i) {
+    if (s->arguments()[i].name() != "dtype") continue;
+    auto c = jit::toIValue(n->input(i));
+    if (!c) return std::nullopt;
+    if (c->isInt()) return static_cast<at::ScalarType>(c->toInt());
+    if (!c->isNone()) return std::nullopt;
+    if (kind.rfind("aten::new_", 0) == 0 || kind.find("_like") != std::string::npos ||
+        kind == "aten::full" || kind == "aten::arange")
+      return std::nullopt;  // self's dtype (the promotion below) or the values'
+    return c10::typeMetaToScalarType(c10::get_default_dtype());
+  }
+  return std::nullopt;
+}
+}  // namespace
+
 void infer_unobserved(jit::Block* b) {
   static const std::set<std::string> kBool = {
       "aten::eq",         "aten::ne",    "aten::lt",          "aten::le",
@@ -408,8 +467,9 @@ void infer_unobserved(jit::Block* b) {
         o->setType(tt->withScalarType(at::kLong));
         continue;
       }
-      std::optional<at::ScalarType> dt;
+      std::optional<at::ScalarType> dt = factory_dtype(n);
       for (const jit::Value* in : n->inputs()) {
+        if (dt) break;
         auto it = in->type()->cast<c10::TensorType>();
         if (!it || !it->scalarType()) continue;
         dt = dt ? at::promoteTypes(*dt, *it->scalarType()) : *it->scalarType();

@@ -40,8 +40,13 @@ void observe_types(const std::shared_ptr<torch::jit::Graph>& g,
                    const std::vector<std::vector<c10::IValue>>& input_sets,
                    ObservedConditions* conditions, const std::string& what_if_later_fails);
 // Results whose sizes depend on data, and what is computed from them, lose their observed
-// sizes; they are collected in `shaped`.
-void forget_data_shapes(torch::jit::Block* b, std::unordered_set<const torch::jit::Value*>& shaped);
+// sizes; they are collected in `shaped`. `data`: the values computed from the inputs' values
+// (data_values), for sizes taken from them (torch.zeros(int(n))).
+void forget_data_shapes(torch::jit::Block* b, std::unordered_set<const torch::jit::Value*>& shaped,
+                        const std::unordered_set<const torch::jit::Value*>& data);
+// Adds to `data` what `b` computes from values in it (seed it with the graph's inputs); sizes,
+// dtypes and devices of them are not their values.
+void data_values(torch::jit::Block* b, std::unordered_set<const torch::jit::Value*>& data);
 // Dtypes for values on paths the example did not take.
 void infer_unobserved(torch::jit::Block* b);
 // prim::dtype and (unless sizes vary) aten::size of observed tensors become constants.

@@ -1,8 +1,12 @@
 // Data-free scripted control flow fixed at export (specialize.h).
 #include "export/specialize.h"
 
+#include <torch/csrc/jit/passes/constant_propagation.h>
+#include <torch/csrc/jit/passes/remove_mutation.h>
+
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace tonnx::detail {
@@ -51,6 +55,18 @@ class Taint {
     return true;
   }
 
+  // x.dim(), x.dtype, x.device of a tensor whose type says them: the same for every input,
+  // even where x's values (and sizes) depend on the data.
+  static bool fixed_by_type(const jit::Node* n) {
+    const std::string kind = n->kind().toQualString();
+    if (n->inputs().size() != 1 || n->outputs().size() != 1) return false;
+    auto t = n->input(0)->type()->cast<c10::TensorType>();
+    if (!t) return false;
+    if (kind == "aten::dim") return t->dim().has_value();
+    if (kind == "prim::dtype") return t->scalarType().has_value();
+    return kind == "prim::device" || kind == "prim::layout";
+  }
+
   void block(jit::Block* b, bool control) {
     for (jit::Node* n : b->nodes()) {
       if (n->kind() == c10::prim::If) {
@@ -75,6 +91,11 @@ class Taint {
         for (size_t k = 0; k < n->outputs().size(); ++k)
           if (inner || tainted(n->input(k + 2)) || tainted(body->outputs()[k + 1]))
             mark(n->output(k));
+        continue;
+      }
+      if (fixed_by_type(n)) {  // the rank or dtype of a tensor, whatever its values
+        if (control)
+          for (const jit::Value* o : n->outputs()) mark(o);
         continue;
       }
       bool t = control;
@@ -141,6 +162,76 @@ void replace_if_by_branch(torch::jit::Node* if_node, size_t branch) {
   for (size_t k = 0; k < if_node->outputs().size(); ++k)
     if_node->output(k)->replaceAllUsesWith(keep->outputs()[k]);
   if_node->destroy();
+}
+
+}  // namespace tonnx::detail
+
+namespace tonnx::detail {
+namespace {
+namespace jit = torch::jit;
+
+// Whether `b` (nested blocks included) computes on numbers and lists only.
+bool tensor_free(const jit::Block* b, size_t* size) {
+  for (const jit::Node* n : b->nodes()) {
+    if (++*size > 64) return false;
+    for (const jit::Value* v : n->inputs()) {
+      if (v->type()->cast<c10::TensorType>()) return false;
+      for (const c10::TypePtr& t : v->type()->containedTypes())
+        if (t->cast<c10::TensorType>()) return false;
+    }
+    for (const jit::Value* v : n->outputs())
+      if (v->type()->cast<c10::TensorType>()) return false;
+    for (const jit::Block* sub : n->blocks())
+      if (!tensor_free(sub, size)) return false;
+  }
+  return true;
+}
+
+bool unroll_in(jit::Block* b) {
+  bool changed = false;
+  for (auto it = b->nodes().begin(); it != b->nodes().end();) {
+    jit::Node* n = *it++;
+    for (jit::Block* sub : n->blocks()) changed = unroll_in(sub) || changed;
+    if (n->kind() != c10::prim::Loop) continue;
+    auto trips = jit::toIValue(n->input(0));
+    auto cond = jit::toIValue(n->input(1));
+    jit::Block* body = n->blocks()[0];
+    auto again = jit::toIValue(body->outputs()[0]);
+    size_t size = 0;
+    if (!trips || !trips->isInt() || trips->toInt() < 0 || trips->toInt() > 64 || !cond ||
+        !cond->isBool() || !cond->toBool() || !again || !again->isBool() || !again->toBool() ||
+        !tensor_free(body, &size))
+      continue;
+    // Each iteration's nodes in turn, before the loop; then the loop goes.
+    jit::Graph& g = *n->owningGraph();
+    jit::WithInsertPoint guard(n);
+    std::vector<jit::Value*> carried(n->inputs().begin() + 2, n->inputs().end());
+    for (int64_t i = 0; i < trips->toInt(); ++i) {
+      std::unordered_map<jit::Value*, jit::Value*> env;
+      env[body->inputs()[0]] = g.insertConstant(i);
+      for (size_t k = 0; k < carried.size(); ++k) env[body->inputs()[k + 1]] = carried[k];
+      auto map = [&](jit::Value* v) {
+        auto it = env.find(v);
+        return it == env.end() ? v : it->second;
+      };
+      for (jit::Node* bn : body->nodes()) {
+        jit::Node* c = g.insertNode(g.createClone(bn, map));
+        for (size_t k = 0; k < bn->outputs().size(); ++k) env[bn->output(k)] = c->output(k);
+      }
+      for (size_t k = 0; k < carried.size(); ++k) carried[k] = map(body->outputs()[k + 1]);
+    }
+    for (size_t k = 0; k < n->outputs().size(); ++k) n->output(k)->replaceAllUsesWith(carried[k]);
+    n->destroy();
+    changed = true;
+  }
+  return changed;
+}
+}  // namespace
+
+void unroll_number_loops(std::shared_ptr<jit::Graph>& graph) {
+  if (!unroll_in(graph->block())) return;
+  jit::RemoveListMutation(graph);
+  jit::ConstantPropagation(graph);
 }
 
 }  // namespace tonnx::detail

@@ -31,4 +31,9 @@ int specialize_data_free_ifs(const std::shared_ptr<torch::jit::Graph>& graph,
                              const ObservedConditions& observed, bool sizes_vary,
                              const std::unordered_set<const torch::jit::Value*>& data_shaped);
 
+// Loops of at most 64 iterations, fixed at export, that compute on numbers and lists only
+// (list(range(-dims, 0)) in torch.tensordot) are unrolled and their lists folded into
+// constants, for the symbolics that need constant int[] arguments.
+void unroll_number_loops(std::shared_ptr<torch::jit::Graph>& graph);
+
 }  // namespace tonnx::detail

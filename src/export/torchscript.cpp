@@ -469,11 +469,16 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::I
   std::unordered_set<const jit::Value*> data_shaped;
   if (probe_failed)
     for (size_t i = 0; i < inputs.size(); ++i) data_shaped.insert(g->inputs()[i]);
-  detail::forget_data_shapes(g->block(), data_shaped);
+  // What the inputs' values decide (parameters and buffers are fixed: not data).
+  std::unordered_set<const jit::Value*> data;
+  for (size_t i = 0; i < inputs.size(); ++i) data.insert(g->inputs()[i]);
+  detail::data_values(g->block(), data);
+  detail::forget_data_shapes(g->block(), data_shaped, data);
   detail::specialize_data_free_ifs(g, conditions, !o.dynamic_axes.empty(), data_shaped);
   detail::infer_unobserved(g->block());
   detail::fold_observed(*g, g->block(), !o.dynamic_axes.empty());
   jit::ConstantPropagation(g);
+  detail::unroll_number_loops(g);
   jit::EliminateDeadCode(g);
   // The graph the converter gets, with observed types: for debugging an export.
   if (std::getenv("TONNX_DEBUG_GRAPH")) std::cerr << g->toString();

@@ -111,18 +111,26 @@ TONNX_SYMBOLIC("aten::topk", 9,
                [](SymbolicContext& g, Value* x, RuntimeInt k, int64_t dim, bool largest, bool) {
                  return topk(g, x, k, arg_dim(g, 0, dim), largest);
                });
+// The size of input 0's dim `dim` as TopK's K: known, or read at run time (a size that
+// depends on data: topk(x, int(k)) before the sort).
+RuntimeInt whole_dim(SymbolicContext& g, int64_t dim) {
+  if (auto n = known_size(g, 0, dim)) return RuntimeInt{*n, nullptr};
+  Value* size =
+      g.op("Gather", {g.op("Shape", {g.input(0)}), g.constant_ints({dim})}, {{"axis", int64_t{0}}});
+  return RuntimeInt{std::nullopt, size};
+}
 // sort(self, dim, descending): TopK over the whole dim. Ties may order differently.
 TONNX_SYMBOLIC("aten::sort", 9, [](SymbolicContext& g) -> Outputs {
   int64_t dim = norm_dim(g, g.i(g.num_inputs() == 4 ? 2 : 1), g.rank(0));
   bool descending = g.b(g.num_inputs() == 4 ? 3 : 2);
-  return topk(g, g.input(0), RuntimeInt{g.sizes(0)[dim], nullptr}, dim, descending);
+  return topk(g, g.input(0), whole_dim(g, dim), dim, descending);
 });
 // argsort(self, dim, descending) or argsort.stable(self, stable, dim, descending): sort's
 // indices. Ties may order differently from torch's (stable) order.
 TONNX_SYMBOLIC("aten::argsort", 9, [](SymbolicContext& g) -> Outputs {
   size_t a = g.num_inputs() == 4 ? 2 : 1;
   int64_t dim = norm_dim(g, g.i(a), g.rank(0));
-  Outputs both = topk(g, g.input(0), RuntimeInt{g.sizes(0)[dim], nullptr}, dim, g.b(a + 1));
+  Outputs both = topk(g, g.input(0), whole_dim(g, dim), dim, g.b(a + 1));
   return both.values.at(1);
 });
 

@@ -171,8 +171,9 @@ at::ScalarType common_type(SymbolicContext& g) {
   if (s0 == s1) return at::promote_types(a, b);
   at::ScalarType tensor = s0 ? b : a, scalar = s0 ? a : b;
   bool tf = at::isFloatingType(tensor), sf = at::isFloatingType(scalar);
-  if (tensor == at::kBool && scalar != at::kBool) return sf ? at::kFloat : at::kLong;
-  if (!tf && sf) return at::kFloat;  // int tensor op float scalar -> default float
+  const at::ScalarType dflt = c10::typeMetaToScalarType(c10::get_default_dtype());
+  if (tensor == at::kBool && scalar != at::kBool) return sf ? dflt : at::kLong;
+  if (!tf && sf) return dflt;  // int tensor op float scalar -> the default dtype
   return tensor;
 }
 
