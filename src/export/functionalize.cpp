@@ -523,15 +523,14 @@ class Functionalizer {
         }
       }
       if (!chosen) continue;
-      if (!same || loop) {
-        // A loop that runs zero times passes on its input: only the same tensor in every
-        // iteration is that tensor.
-        jit::Value* init = loop ? n->input(2 + k) : nullptr;
-        if (!same || !loop || alias_of(init).root != chosen->root ||
-            alias_of(init).chain != chosen->chain) {
-          chosen->chain.push_back(n);
-          if (chosen->other.empty()) chosen->other = n->kind().toQualString();
-        }
+      // A loop that runs zero times passes on its input: it too must be that tensor.
+      if (same && loop) {
+        Alias init = alias_of(n->input(2 + k));
+        same = init.root == chosen->root && init.chain == chosen->chain;
+      }
+      if (!same) {
+        chosen->chain.push_back(n);
+        if (chosen->other.empty()) chosen->other = n->kind().toQualString();
       }
       alias_[n->output(k)] = *chosen;
     }

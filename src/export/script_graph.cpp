@@ -348,44 +348,61 @@ bool data_shaped_op(const jit::Node* n, const std::unordered_set<const jit::Valu
 
 }  // namespace
 
+namespace {
+// Adds to `set` the outputs of every node that `starts` names or that reads a value in `set`
+// (nodes `stops` names excepted), through nested blocks; a loop's carried values are in `set`
+// when its input or what its body hands back is, to a fixpoint. `added` sees each value added.
+template <typename Starts, typename Stops, typename Added>
+void propagate(jit::Block* b, std::unordered_set<const jit::Value*>& set, const Starts& starts,
+               const Stops& stops, const Added& added) {
+  auto add = [&](jit::Value* v) {
+    if (!set.insert(v).second) return false;
+    added(v);
+    return true;
+  };
+  for (jit::Node* n : b->nodes()) {
+    if (stops(n)) continue;
+    bool from = starts(n);
+    for (const jit::Value* in : n->inputs()) from = from || set.count(in);
+    for (jit::Block* sub : n->blocks()) {
+      auto carry = [&] {  // (an If's blocks have no inputs)
+        bool grew = false;
+        for (size_t k = 1; k < sub->inputs().size() && k + 1 < n->inputs().size(); ++k)
+          if (set.count(n->input(k + 1)) || set.count(sub->outputs()[k]))
+            grew = add(sub->inputs()[k]) || grew;
+        return grew;
+      };
+      carry();
+      do propagate(sub, set, starts, stops, added);
+      while (carry());
+      for (const jit::Value* o : sub->outputs()) from = from || set.count(o);
+    }
+    if (from)
+      for (jit::Value* o : n->outputs()) add(o);
+  }
+}
+}  // namespace
+
 void data_values(jit::Block* b, std::unordered_set<const jit::Value*>& data) {
   static const std::set<std::string> kSizesOnly = {"aten::size",   "aten::sym_size", "aten::dim",
                                                    "aten::numel",  "aten::len",      "prim::shape",
                                                    "prim::dtype",  "prim::device",   "prim::layout",
                                                    "aten::__is__", "aten::__isnot__"};
-  for (jit::Node* n : b->nodes()) {
-    if (kSizesOnly.count(n->kind().toQualString())) continue;
-    bool from = false;
-    for (const jit::Value* in : n->inputs()) from = from || data.count(in);
-    for (jit::Block* sub : n->blocks()) {
-      for (size_t k = 1; k < sub->inputs().size() && k + 1 < n->inputs().size(); ++k)
-        if (data.count(n->input(k + 1))) data.insert(sub->inputs()[k]);
-      data_values(sub, data);
-      for (const jit::Value* o : sub->outputs()) from = from || data.count(o);
-    }
-    if (from)
-      for (const jit::Value* o : n->outputs()) data.insert(o);
-  }
+  propagate(
+      b, data, [](const jit::Node*) { return false; },
+      [](const jit::Node* n) { return kSizesOnly.count(n->kind().toQualString()) > 0; },
+      [](jit::Value*) {});
 }
 
 void forget_data_shapes(jit::Block* b, std::unordered_set<const jit::Value*>& shaped,
                         const std::unordered_set<const jit::Value*>& data) {
-  for (jit::Node* n : b->nodes()) {
-    bool from_data = data_shaped_op(n, data);
-    for (const jit::Value* in : n->inputs()) from_data = from_data || shaped.count(in);
-    for (jit::Block* sub : n->blocks()) {
-      for (size_t k = 1; k < sub->inputs().size() && k + 1 < n->inputs().size(); ++k)
-        if (shaped.count(n->input(k + 1))) shaped.insert(sub->inputs()[k]);
-      forget_data_shapes(sub, shaped, data);
-      for (const jit::Value* o : sub->outputs()) from_data = from_data || shaped.count(o);
-    }
-    if (!from_data) continue;
-    for (jit::Value* o : n->outputs()) {
-      shaped.insert(o);
-      if (auto t = o->type()->cast<c10::TensorType>(); t && t->dim())
-        o->setType(t->withSymbolicShapes(c10::SymbolicShape(c10::optional<size_t>(*t->dim()))));
-    }
-  }
+  propagate(
+      b, shaped, [&](const jit::Node* n) { return data_shaped_op(n, data); },
+      [](const jit::Node*) { return false; },
+      [](jit::Value* v) {
+        if (auto t = v->type()->cast<c10::TensorType>(); t && t->dim())
+          v->setType(t->withSymbolicShapes(c10::SymbolicShape(c10::optional<size_t>(*t->dim()))));
+      });
 }
 
 // What the example run fixed, as constants: prim::dtype of an observed tensor (scripted code
@@ -420,8 +437,6 @@ void fold_observed(jit::Graph& g, jit::Block* b, bool sizes_vary) {
   }
 }
 
-// Ops whose result has the same dtype as their first tensor input (used for values on
-// paths the example inputs did not take). Comparisons give bool.
 namespace {
 // A factory op's dtype, as PyTorch chooses it: its dtype argument; when None, self's for
 // new_* and *_like, the default dtype (torch.set_default_dtype) for zeros, ones, empty, rand...
@@ -445,6 +460,8 @@ std::optional<at::ScalarType> factory_dtype(const jit::Node* n) {
 }
 }  // namespace
 
+// Ops whose result has the same dtype as their first tensor input (used for values on
+// paths the example inputs did not take). Comparisons give bool.
 void infer_unobserved(jit::Block* b) {
   static const std::set<std::string> kBool = {
       "aten::eq",         "aten::ne",    "aten::lt",          "aten::le",
@@ -468,12 +485,12 @@ void infer_unobserved(jit::Block* b) {
         continue;
       }
       std::optional<at::ScalarType> dt = factory_dtype(n);
-      for (const jit::Value* in : n->inputs()) {
-        if (dt) break;
-        auto it = in->type()->cast<c10::TensorType>();
-        if (!it || !it->scalarType()) continue;
-        dt = dt ? at::promoteTypes(*dt, *it->scalarType()) : *it->scalarType();
-      }
+      if (!dt)
+        for (const jit::Value* in : n->inputs()) {
+          auto it = in->type()->cast<c10::TensorType>();
+          if (!it || !it->scalarType()) continue;
+          dt = dt ? at::promoteTypes(*dt, *it->scalarType()) : *it->scalarType();
+        }
       if (dt) o->setType(tt->withScalarType(*dt));
     }
   }

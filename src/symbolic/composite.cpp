@@ -10,16 +10,6 @@
 namespace tonnx::sym {
 namespace {
 
-// The size of dim d of input i as a 1-element int64 tensor (a constant when known).
-Value* dim_size(SymbolicContext& g, size_t i, int64_t d) {
-  auto t = g.type(i);
-  if (t && t->shape && d < static_cast<int64_t>(t->shape->size()) && (*t->shape)[d].value &&
-      !g.dynamic_shapes())
-    return g.constant_ints({*(*t->shape)[d].value});
-  return g.op("Gather", {g.op("Shape", {g.input(i)}), g.constant_ints({d})},
-              {{"axis", int64_t{0}}});
-}
-
 // Indices into a dim of size n (a 1-element tensor): negative ones counted from the end.
 Value* wrap_index(SymbolicContext& g, Value* index, Value* n) {
   Value* zero = g.constant_scalar(0, at::kLong);

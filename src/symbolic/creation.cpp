@@ -115,9 +115,7 @@ TONNX_SYMBOLIC("aten::topk", 9,
 // depends on data: topk(x, int(k)) before the sort).
 RuntimeInt whole_dim(SymbolicContext& g, int64_t dim) {
   if (auto n = known_size(g, 0, dim)) return RuntimeInt{*n, nullptr};
-  Value* size =
-      g.op("Gather", {g.op("Shape", {g.input(0)}), g.constant_ints({dim})}, {{"axis", int64_t{0}}});
-  return RuntimeInt{std::nullopt, size};
+  return RuntimeInt{std::nullopt, dim_size(g, 0, dim)};
 }
 // sort(self, dim, descending): TopK over the whole dim. Ties may order differently.
 TONNX_SYMBOLIC("aten::sort", 9, [](SymbolicContext& g) -> Outputs {

@@ -61,6 +61,15 @@ std::optional<int64_t> known_size(SymbolicContext& g, size_t i, int64_t dim) {
   return (*t->shape)[static_cast<size_t>(dim)].value;
 }
 
+Value* dim_size(SymbolicContext& g, size_t i, int64_t d) {
+  auto t = g.type(i);
+  if (t && t->shape && d < static_cast<int64_t>(t->shape->size()) && (*t->shape)[d].value &&
+      !g.dynamic_shapes())
+    return g.constant_ints({*(*t->shape)[d].value});
+  return g.op("Gather", {g.op("Shape", {g.input(i)}), g.constant_ints({d})},
+              {{"axis", int64_t{0}}});
+}
+
 Value* shape_of(SymbolicContext& g, size_t i) {
   if (!g.dynamic_shapes())
     if (auto t = g.type(i); t && t->shape) {

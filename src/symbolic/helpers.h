@@ -34,6 +34,10 @@ Value* reduce(SymbolicContext& g, const std::string& op, Value* x,
 // The size of dim `dim` (non-negative) of input i when the trace knows it, else nullopt.
 std::optional<int64_t> known_size(SymbolicContext& g, size_t i, int64_t dim);
 
+// The size of dim d (non-negative) of input i as a 1-element int64 tensor: a constant when
+// known and shapes are not dynamic, else Gather of its Shape.
+Value* dim_size(SymbolicContext& g, size_t i, int64_t d);
+
 // Shape of x as a 1-D int64 tensor: a constant when static and shapes are not dynamic.
 Value* shape_of(SymbolicContext& g, size_t input_index);
 
