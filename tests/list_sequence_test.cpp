@@ -208,6 +208,47 @@ def forward(self, x):
         {torch::randn({3, 4})}, "sequence_outputs");
 }
 
+// A list of numbers returned is a sequence of 0-d tensors, as torch.onnx exports the number
+// lists it can (test_uninitialized_intList): one built in a loop and changed in a branch, one
+// of floats, one known at export. The loop follows the input's rows, none included.
+TEST_P(Lists, NumberListOutputs) {
+  const std::string src = R"(
+def forward(self, x):
+    y = list(range(x.size(0)))
+    if x.size(0) == 3:
+        y.append(10)
+    r: List[float] = []
+    for i in range(x.size(0)):
+        r.append(float(x[i].sum()))
+    return y, r, [x.size(1), 3]
+)";
+  std::string path = check(src, {torch::randn({3, 4})}, "number_list_outputs", true);
+  EXPECT_EQ(read_model_proto(path).graph().output(0).type().value_case(),
+            onnx::TypeProto::kSequenceType);
+  torch::jit::Module m("Scripted");
+  m.define(src);
+  for (int64_t rows : {0, 1, 6}) {
+    Tensor x = torch::randn({rows, 4});
+    std::vector<Tensor> want;
+    std::vector<c10::IValue> in{x};
+    c10::IValue out = m.forward(in);
+    for (const c10::IValue& list : out.toTupleRef().elements())
+      for (const c10::IValue& e : list.toListRef())
+        want.push_back(e.isInt() ? torch::tensor(e.toInt())
+                                 : torch::tensor(e.toDouble(), torch::kFloat));
+    auto got = backend::prepare(path, "CPU").run_values({x});
+    ASSERT_EQ(got.size(), 3u);
+    std::vector<Tensor> flat;
+    for (const auto& v : got)
+      for (const auto& e : v.sequence().items) flat.push_back(e.tensor());
+    ASSERT_EQ(flat.size(), want.size()) << rows << " rows";
+    for (size_t k = 0; k < flat.size(); ++k)
+      expect_close(flat[k], want[k].to(flat[k].scalar_type()), {}, "number list element");
+    if (rows)
+      expect_outputs_match(path, {x}, want, "number_list_outputs_rows_" + std::to_string(rows));
+  }
+}
+
 // Values that exist only on a path that returns early (prim::Uninitialized) take the other
 // branch's type; the path that runs is the one ONNX Runtime and the backend run.
 TEST_P(Lists, EarlyReturns) {
@@ -232,6 +273,22 @@ def forward(self, y):
     return y * 3
 )",
         {torch::ones({1, 4}, torch::kInt)}, "early_return_tensor", true);
+}
+
+// Below opset 11 (no sequences) a list of numbers returned stays one 1-D tensor.
+TEST(ListsOpset10, NumberListOutputIsATensor) {
+  torch::jit::Module m("Scripted");
+  m.define("def forward(self, x):\n    return [x.size(0), x.size(1) * 2]\n");
+  ExportOptions opt;
+  opt.opset_version = 10;
+  std::string path = temp_dir("number_list_opset10") + "/m.onnx";
+  add_dynamic_axes(opt, "input", {0});
+  export_model(m, {torch::randn({3, 4})}, path, opt);
+  auto t = read_model_proto(path).graph().output(0).type();
+  ASSERT_EQ(t.value_case(), onnx::TypeProto::kTensorType);
+  EXPECT_EQ(t.tensor_type().elem_type(), onnx::TensorProto::INT64);
+  auto out = backend::prepare(path, "CPU").run({torch::randn({3, 4})});
+  EXPECT_TRUE(torch::equal(out.at(0), torch::tensor({3L, 8L})));
 }
 
 // What cannot be exported fails with its reason, naming the op.

@@ -69,7 +69,8 @@ void add_dynamic_axes(ExportOptions& opt, const std::string& name,
 
 struct ValueSummary {
   std::string name;
-  ir::TensorType type;
+  ir::TensorType type;    // a sequence's: its elements' type
+  bool sequence = false;  // an ONNX sequence (a list of tensors or numbers)
 };
 
 // What an export produced.

@@ -61,6 +61,10 @@ struct TensorType {
   std::string str() const;  // Float(10, 3, 224, 224)
 };
 
+// The first `limit` elements of `t` in row-major order, "{1, 2, 3}", elided past the limit:
+// "{0.5, 1, ... (60 in all)}". For printing constants and run outputs.
+std::string values_str(const at::Tensor& t, size_t limit = 8);
+
 class Value {
  public:
   const std::string& name() const { return name_; }

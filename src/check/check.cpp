@@ -295,16 +295,17 @@ std::string attr_str(const onnx::AttributeProto& a) {
       break;
     case onnx::AttributeProto::TENSOR: {
       const auto& t = a.t();
-      // One element: printed as its value.
-      if (ir::product_of({t.dims().begin(), t.dims().end()}) == 1) {
-        try {
-          at::Tensor v = tensor_from_proto(t).to(at::kDouble);
-          os << "{" << v.item<double>() << "}";
-          break;
-        } catch (const std::exception&) {
-        }
+      // One element: printed as its value; more: the type and the first values.
+      std::string values;
+      try {
+        values = ir::values_str(tensor_from_proto(t));
+      } catch (const std::exception&) {  // (strings, or data outside the model)
       }
-      os << "<Tensor " << tensor_type_str(t) << ">";
+      if (!values.empty() && ir::product_of({t.dims().begin(), t.dims().end()}) == 1) {
+        os << values;
+        break;
+      }
+      os << "<Tensor " << tensor_type_str(t) << (values.empty() ? "" : " " + values) << ">";
       break;
     }
     case onnx::AttributeProto::GRAPH:

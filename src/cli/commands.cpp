@@ -1,5 +1,6 @@
 #include "cli/commands.h"
 
+#include <onnx/onnx-data.pb.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -27,6 +28,42 @@ namespace tonnx::cli {
 namespace fs = std::filesystem;
 
 namespace {
+
+// A run's value for the terminal: type and first values; a sequence's first items.
+std::string shown(const backend::RunValue& v) {
+  if (v.is_sequence()) {
+    const auto& items = v.sequence().items;
+    std::string s = "sequence of " + std::to_string(items.size()) + " [";
+    for (size_t i = 0; i < items.size() && i < 8; ++i) s += (i ? ", " : "") + shown(items[i]);
+    return s + (items.size() > 8 ? ", ...]" : "]");
+  }
+  if (v.kind() != backend::RunValue::Kind::Tensor || !v.tensor().defined()) return v.describe();
+  return ir::TensorType::from_tensor(v.tensor()).str() + " " + ir::values_str(v.tensor());
+}
+
+// An output as ONNX test data: a TensorProto, or a SequenceProto of tensors.
+void save_value_proto(const backend::RunValue& v, const std::string& name,
+                      const std::string& path) {
+  if (v.kind() == backend::RunValue::Kind::Tensor) {
+    save_tensor_proto(tensor_to_proto(v.tensor(), name), path);
+    return;
+  }
+  if (!v.is_sequence())
+    throw std::runtime_error("output '" + name + "' is " + v.describe() +
+                             "; --output-dir writes tensors and sequences of tensors");
+  onnx::SequenceProto seq;
+  seq.set_name(name);
+  seq.set_elem_type(onnx::SequenceProto::TENSOR);
+  for (const backend::RunValue& e : v.sequence().items) {
+    if (e.kind() != backend::RunValue::Kind::Tensor)
+      throw std::runtime_error("output '" + name + "' holds " + e.describe() +
+                               "; --output-dir writes sequences of tensors");
+    *seq.add_tensor_values() = tensor_to_proto(e.tensor(), "");
+  }
+  std::string bytes;
+  seq.SerializeToString(&bytes);
+  write_file_atomic(path, bytes);
+}
 
 bool wants_help(const std::vector<std::string>& a) {
   return std::find(a.begin(), a.end(), "--help") != a.end() ||
@@ -292,7 +329,8 @@ Runs a model on tonnx's CPU backend.
 options:
   --test-data DIR        run each DIR/test_data_set_N and compare with its output_K.pb
   --input NAME=FILE.pb   an input as a TensorProto file (repeatable)
-  --output-dir DIR       write the outputs as output_K.pb
+  --output-dir DIR       write the outputs as output_K.pb (TensorProto; a sequence as
+                         SequenceProto); without --test-data the outputs are printed
   --threads N            intra-op threads
   --repeat N             run N times after a warm-up and print median_ms
   --rtol X --atol Y      tolerances for --test-data (default 1e-3, 1e-5; integer outputs
@@ -334,7 +372,8 @@ options:
   std::cout << "prepare_ms=" << rep.prepare_seconds() * 1000 << "\n";
   torch::NoGradGuard no_grad;
   int passed = 0, failed = 0;
-  std::vector<at::Tensor> last_inputs, last_outputs;
+  std::vector<at::Tensor> last_inputs;
+  backend::RunValues last_outputs;
   if (auto dir = a.get("--test-data")) {
     auto sets = read_test_data(*dir);
     for (size_t si = 0; si < sets.size(); ++si) {
@@ -352,7 +391,7 @@ options:
       std::cout << (ok ? " pass" : " FAIL") << "\n";
       ok ? ++passed : ++failed;
       last_inputs = set.inputs;
-      last_outputs = outs;
+      last_outputs.assign(outs.begin(), outs.end());
     }
   } else {
     std::map<std::string, at::Tensor> named;
@@ -373,13 +412,15 @@ options:
       if (!named.count(n)) rep.run(named);  // names the missing input
       last_inputs.push_back(named.at(n));
     }
-    last_outputs = rep.run(last_inputs, ropt);
+    last_outputs = rep.run_values(backend::RunValues(last_inputs.begin(), last_inputs.end()), ropt);
+    for (size_t k = 0; k < last_outputs.size(); ++k)
+      std::cout << rep.output_names()[k] << ": " << shown(last_outputs[k]) << "\n";
   }
   if (auto dir = a.get("--output-dir")) {
     fs::create_directories(*dir);
     for (size_t k = 0; k < last_outputs.size(); ++k)
-      save_tensor_proto(tensor_to_proto(last_outputs[k], rep.output_names()[k]),
-                        (fs::path(*dir) / ("output_" + std::to_string(k) + ".pb")).string());
+      save_value_proto(last_outputs[k], rep.output_names()[k],
+                       (fs::path(*dir) / ("output_" + std::to_string(k) + ".pb")).string());
   }
   if (auto v = a.get("--repeat")) {
     int64_t n = parse_int(*v, "--repeat");

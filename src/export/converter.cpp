@@ -653,6 +653,7 @@ ir::Model Converter::convert() {
                         " of the model is a complex tensor, and ONNX graph outputs cannot be "
                         "complex; return torch.view_as_real(y) (its real and imaginary parts in a "
                         "last dim of 2) instead");
+    v = number_list_output(outputs[k], v);
     // An output that is an input, an initializer or another output needs its own node.
     if (!v->producer() || seen.count(v) || v->producer()->op_type() == "Constant") v = copy_of(v);
     seen.insert(v);

@@ -63,6 +63,9 @@ class Converter {
   // Lists that change at run time, as ONNX sequences (converter_lists.cpp).
   bool is_sequence(const torch::jit::Value* v) const;
   ir::Value* sequence_of(const torch::jit::Value* v);  // a known list becomes one
+  // A graph output `list` (int[], float[], bool[]) held as the 1-D tensor `v`: a sequence of
+  // 0-d tensors from opset 11; anything else: `v`.
+  ir::Value* number_list_output(const torch::jit::Value* list, ir::Value* v);
   ir::Value* mark_sequence(ir::Value* seq, const torch::jit::Value* list);
   // `seen` (when given) says whether any tensor was put into the list's family in the graph;
   // when none was (a list an op returned), the type is a Float placeholder.

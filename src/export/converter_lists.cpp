@@ -140,6 +140,20 @@ ir::Value* Converter::mark_sequence(ir::Value* seq, const jit::Value* list) {
   return seq;
 }
 
+// A list of numbers returned is a sequence of 0-d tensors, as torch.onnx exports the number
+// lists it can (those built at run time): the list's structure, not one tensor. Below opset 11
+// (no sequences) it stays one 1-D tensor.
+ir::Value* Converter::number_list_output(const jit::Value* list, ir::Value* v) {
+  auto t = number_list_type(list->type());
+  if (!v || v->is_sequence() || cfg_.opset < 11 || !t) return v;
+  if (v->type() && v->type()->dtype != t->dtype)
+    v = emit("Cast", {v}, {{"to", static_cast<int64_t>(t->dtype)}}, 1, "")->output();
+  v = emit("SplitToSequence", {v}, {{"axis", int64_t{0}}, {"keepdims", int64_t{0}}}, 1, "")
+          ->output();
+  v->set_sequence_elem(ir::TensorType{t->dtype, std::vector<ir::Dim>{}});
+  return v;
+}
+
 ir::Value* Converter::sequence_of(const jit::Value* v) {
   if (cfg_.opset < 11)
     fail(current_,

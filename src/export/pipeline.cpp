@@ -74,7 +74,9 @@ std::string ExportSummary::str() const {
       os << "  (example input " << input_positions[k] << ")";
     os << "\n";
   }
-  for (const auto& o : outputs) os << "  output " << o.name << " : " << o.type.str() << "\n";
+  for (const auto& o : outputs)
+    os << "  output " << o.name << " : "
+       << (o.sequence ? "sequence of " + o.type.str() : o.type.str()) << "\n";
   os << "  ops:";
   for (const auto& [op, n] : op_counts) os << " " << op << "=" << n;
   os << "\n";
@@ -329,7 +331,9 @@ ExportSummary write_exported(Exported ex, const std::string& path, const ExportO
   for (const ir::Value* v : g.inputs())
     if (!g.is_initializer(v)) s.inputs.push_back({v->name(), v->type().value_or(ir::TensorType{})});
   for (const ir::Value* v : g.outputs())
-    s.outputs.push_back({v->name(), v->type().value_or(ir::TensorType{})});
+    s.outputs.push_back(
+        {v->name(), (v->is_sequence() ? v->sequence_elem() : v->type()).value_or(ir::TensorType{}),
+         v->is_sequence()});
   for (const auto& n : g.nodes()) {
     ++s.op_counts[n->op_type()];
     ++s.num_nodes;

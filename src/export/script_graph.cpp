@@ -321,6 +321,8 @@ bool data_shaped_op(const jit::Node* n, const std::unordered_set<const jit::Valu
                                              "aten::repeat_interleave"};
   const std::string kind = n->kind().toQualString();
   if (kOps.count(kind)) return true;
+  // torch.where(cond), one argument: nonzero's indices as a list of 1-D tensors.
+  if (kind == "aten::where" && n->inputs().size() == 1) return true;
   // A size, count or bound computed from an input's values (torch.zeros(int(n[0])),
   // x[:int(k)], topk(x, int(k))): the example's value is one of many.
   static const std::set<std::string> kSizeArgs = {

@@ -143,6 +143,29 @@ std::string TensorType::str() const {
   return os.str();
 }
 
+std::string values_str(const at::Tensor& t, size_t limit) {
+  std::ostringstream os;
+  os << "{";
+  if (!t.defined()) return "{}";
+  const int64_t n = t.numel();
+  const int64_t shown = std::min<int64_t>(n, static_cast<int64_t>(limit));
+  at::Tensor flat = t.reshape({-1}).slice(0, 0, shown);
+  if (flat.is_complex()) flat = at::view_as_real(flat.resolve_conj()).reshape({-1});
+  flat = flat.to(at::kDouble);
+  const double* p = flat.data_ptr<double>();
+  for (int64_t i = 0; i < flat.numel(); ++i) {
+    if (i) os << ", ";
+    if (t.is_complex() && i % 2) os << "i";  // (re, i im) pairs
+    if (t.scalar_type() == at::kBool)
+      os << (p[i] != 0 ? "true" : "false");
+    else
+      os << p[i];
+  }
+  if (n > shown) os << ", ... (" << n << " in all)";
+  os << "}";
+  return os.str();
+}
+
 namespace {
 [[noreturn]] void wrong_kind(const char* want) {
   throw std::logic_error(std::string("attribute is not of kind ") + want);
