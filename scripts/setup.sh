@@ -7,12 +7,12 @@ BUILD_DIR="${1:-build}"
 
 # Build and run time: LibTorch, libonnx, protobuf, oneDNN's headers (LibTorch already links
 # the library), OpenBLAS (Debian's default BLAS is the slow reference one), GoogleTest,
-# ccache, ninja. Tests only: Python torch/onnx (peer
+# ccache, ninja, Graphviz's library (tonnx print --format svg). Tests only: Python torch/onnx (peer
 # comparisons), ONNX's backend test data, Node.js for ONNX Runtime, parameterized and xz-utils
 # (torch.onnx's own test suite, tests/torch_onnx_suite/).
 PACKAGES=(cmake g++ ninja-build ccache pkg-config libtorch-dev libonnx-dev libprotobuf-dev
   protobuf-compiler libdnnl-dev libopenblas0-openmp libgtest-dev python3-torch python3-torchvision
-  python3-onnx python3-parameterized xz-utils libonnx-testdata nodejs)
+  python3-onnx python3-parameterized xz-utils libonnx-testdata nodejs libgraphviz-dev)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -23,6 +23,21 @@ void check_model_file(const std::string& path);
 // Strict shape inference alone (no checker, no external data read); throws CheckError.
 void infer_shapes_strict(onnx::ModelProto& m);
 
+// Pictures of the graph (`tonnx print --format dot|svg`): one box per node with its op and
+// key attributes, edges labelled with the types of the values they carry (where the model
+// has them: run infer_shapes_strict first), graph inputs and outputs as ellipses,
+// initializers as small boxes, If/Loop/Scan bodies and module scopes as clusters.
+struct PictureOptions {
+  // Module scope levels drawn (AlexNet/Sequential[features] is 2); the nodes of a deeper
+  // scope collapse into one box per scope at that depth, labelled with its op counts. 0: all.
+  int depth = 0;
+  bool initializers = true;  // draw initializers (weights) as small boxes
+};
+// DOT, Graphviz's language.
+std::string graph_dot(const onnx::ModelProto& m, const PictureOptions& o = {});
+// The DOT laid out by Graphviz (dot) and rendered as SVG with its library (libgvc).
+std::string graph_svg(const onnx::ModelProto& m, const PictureOptions& o = {});
+
 // The graph, one node a line: %17 : Float(10, 64, 55, 55) = onnx::Conv[...](%x, %w), scope: ...
 std::string printable_graph(const onnx::ModelProto& m);
 

@@ -27,6 +27,19 @@ onnx::ModelProto read_model_proto(const std::string& path);
 onnx::TensorProto read_tensor_proto(const std::string& path);
 ir::Model load_model(const std::string& path);
 
+// A new folder under $TMPDIR (tonnx-PREFIX-XXXXXX), removed with its contents when this goes.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& prefix);
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 // Writes `bytes` to `path` through a temporary file in the same folder and a rename: a
 // failure leaves no partial file and whatever was at `path` before untouched.
 void write_file_atomic(const std::string& path, const std::string& bytes);

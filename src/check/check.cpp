@@ -2,6 +2,8 @@
 // used by `tonnx print`, `tonnx check` and verbose export alike.
 #include "tonnx/check.h"
 
+#include "check/format.h"
+
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 
@@ -228,9 +230,11 @@ void check_model_file(const std::string& path) {
 }
 
 namespace {
-
 // Element type names as the seed prints them (Float, Long, ...): the IR's one table.
 const char* elem_name(int t) { return ir::dtype_name(static_cast<ir::DType>(t)); }
+}  // namespace
+
+namespace detail {
 
 std::string type_str(const onnx::TypeProto& t) {
   if (!t.has_tensor_type()) return "Dynamic";
@@ -296,9 +300,11 @@ std::string attr_str(const onnx::AttributeProto& a) {
     case onnx::AttributeProto::TENSOR: {
       const auto& t = a.t();
       // One element: printed as its value; more: the type and the first values.
+      // Values of tensors up to 64K elements (a larger one would be decoded whole to show 8).
       std::string values;
+      auto n = ir::product_of({t.dims().begin(), t.dims().end()});
       try {
-        values = ir::values_str(tensor_from_proto(t));
+        if (n && *n <= (1 << 16)) values = ir::values_str(tensor_from_proto(t));
       } catch (const std::exception&) {  // (strings, or data outside the model)
       }
       if (!values.empty() && ir::product_of({t.dims().begin(), t.dims().end()}) == 1) {
@@ -318,9 +324,10 @@ std::string attr_str(const onnx::AttributeProto& a) {
   return os.str();
 }
 
-}  // namespace
+}  // namespace detail
 
 std::string printable_graph(const onnx::ModelProto& m) {
+  using namespace detail;
   const auto& g = m.graph();
   std::unordered_map<std::string, std::string> types;
   for (const auto& v : g.input()) types[v.name()] = type_str(v.type());

@@ -105,4 +105,15 @@ inline int64_t parse_int(const std::string& s, const std::string& what) {
   }
 }
 
+inline double parse_double(const std::string& s, const std::string& what) {
+  try {
+    size_t pos = 0;
+    double v = std::stod(s, &pos);
+    if (pos != s.size() || !(v >= 0)) throw std::invalid_argument(s);
+    return v;
+  } catch (const std::exception&) {
+    throw UsageError(what + " '" + s + "' is not a number >= 0");
+  }
+}
+
 }  // namespace tonnx::cli

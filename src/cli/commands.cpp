@@ -4,9 +4,11 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <filesystem>
 #include <malloc.h>
+#include <unistd.h>
 
 #include <iomanip>
 #include <fstream>
@@ -22,6 +24,7 @@
 #include "tonnx/coverage.h"
 #include "tonnx/export.h"
 #include "tonnx/models.h"
+#include "tonnx/progress.h"
 #include "tonnx/proto.h"
 
 namespace tonnx::cli {
@@ -63,6 +66,66 @@ void save_value_proto(const backend::RunValue& v, const std::string& name,
   std::string bytes;
   seq.SerializeToString(&bytes);
   write_file_atomic(path, bytes);
+}
+
+// Random values for the model's inputs, from their declared types: floats from a normal
+// distribution, integers in [0, 10) (safe as indices into most tables), bools half true.
+// Symbolic dims take their sizes from `dims` (--dim NAME=SIZE).
+std::map<std::string, at::Tensor> random_inputs(const std::string& path,
+                                                const std::map<std::string, int64_t>& dims,
+                                                uint64_t seed) {
+  onnx::ModelProto m = read_model_proto(path);
+  std::set<std::string> inits;
+  for (const auto& t : m.graph().initializer()) inits.insert(t.name());
+  at::Generator gen = at::detail::createCPUGenerator(seed);
+  std::map<std::string, at::Tensor> out;
+  for (const auto& in : m.graph().input()) {
+    if (inits.count(in.name())) continue;
+    const std::string what = "input '" + in.name() + "'";
+    if (!in.type().has_tensor_type())
+      throw UsageError("--random-inputs: " + what +
+                       " is not a tensor (a sequence or an optional); give it with --input");
+    const auto& tt = in.type().tensor_type();
+    ir::DType dt = static_cast<ir::DType>(tt.elem_type());
+    at::ScalarType st;
+    try {
+      st = ir::scalar_type_from_dtype(dt);
+    } catch (const std::exception&) {
+      throw UsageError("--random-inputs: " + what + " has element type " +
+                       std::to_string(tt.elem_type()) + ", which has no random values here");
+    }
+    if (!tt.has_shape())
+      throw UsageError("--random-inputs: " + what +
+                       " has no declared shape; give it with --input NAME=FILE.pb");
+    std::vector<int64_t> shape;
+    for (int k = 0; k < tt.shape().dim_size(); ++k) {
+      const auto& d = tt.shape().dim(k);
+      if (d.has_dim_value() && d.dim_value() >= 0) {
+        shape.push_back(d.dim_value());
+        continue;
+      }
+      auto it = dims.find(d.dim_param());
+      if (d.has_dim_param() && it != dims.end()) {
+        shape.push_back(it->second);
+        continue;
+      }
+      throw UsageError("--random-inputs: axis " + std::to_string(k) + " of " + what +
+                       (d.has_dim_param()
+                            ? " is the symbolic dim '" + d.dim_param() +
+                                  "': give its size with --dim " + d.dim_param() + "=N"
+                            : " has no size; give the input with --input"));
+    }
+    at::TensorOptions o = at::TensorOptions().dtype(st);
+    at::Tensor t;
+    if (st == at::kBool)
+      t = at::rand(shape, gen, at::kFloat) < 0.5;
+    else if (at::isFloatingType(st))
+      t = at::randn(shape, gen, at::kFloat).to(st);
+    else
+      t = at::randint(0, 10, shape, gen, o);
+    out[in.name()] = t;
+  }
+  return out;
 }
 
 bool wants_help(const std::vector<std::string>& a) {
@@ -138,6 +201,9 @@ options:
   --load-library PATH[,PATH]   TorchScript: load custom-op libraries first, as
                                torch.ops.load_library (torchvision's _C*.so for
                                torchvision::nms, roi_align)
+  --timing                     print each stage's time and the resident memory (stderr)
+  --quiet                      no progress line (shown on a terminal: the stage, and the
+                               bytes written with their rate)
   --default-dtype float32|float64  the dtype of floating results with no dtype of their
                                own (int / int, torch.ones(n)), as torch.set_default_dtype
                                before torch.onnx.export (default float32)
@@ -217,17 +283,30 @@ int cmd_export(const std::vector<std::string>& argv) {
     std::cout << kExportHelp;
     return 0;
   }
-  Spec spec{
-      {"-o", "--output", "--input-shape", "--input-names", "--output-names", "--opset", "--seed",
-       "--test-data", "--dynamic-axes", "--inputs", "--load-library", "--external-data-threshold",
-       "--default-dtype"},
-      {"--verbose", "--no-constant-folding", "--no-export-params", "--keep-initializers-as-inputs",
-       "--aten-fallback", "--training", "--preserve-training-mode", "--no-external-data"},
-      {},
-      {"--external-data"}};
+  Spec spec{{"-o", "--output", "--input-shape", "--input-names", "--output-names", "--opset",
+             "--seed", "--test-data", "--dynamic-axes", "--inputs", "--load-library",
+             "--external-data-threshold", "--default-dtype"},
+            {"--verbose", "--no-constant-folding", "--no-export-params",
+             "--keep-initializers-as-inputs", "--aten-fallback", "--training",
+             "--preserve-training-mode", "--no-external-data", "--timing", "--quiet"},
+            {},
+            {"--external-data"}};
   Args a = parse_args(argv, spec);
   if (a.positional.size() != 1)
     throw UsageError("expected one MODEL name, got " + std::to_string(a.positional.size()));
+  // Progress on stderr: stage times with --timing, else a status line on a terminal.
+  ProgressSink sink;
+  if (a.has("--timing"))
+    sink = timing_progress(std::cerr);
+  else if (!a.has("--quiet") && isatty(STDERR_FILENO))
+    sink = terminal_progress(std::cerr);
+  ProgressScope progress(sink);
+  struct ClearLine {
+    bool on;
+    ~ClearLine() {
+      if (on) clear_progress_line(std::cerr);
+    }
+  } clear_line{sink && !a.has("--timing")};
   if (is_torchscript_model(a.positional[0])) return cmd_export_script(a);
   auto out = a.get("-o") ? a.get("-o") : a.get("--output");
   if (!out) throw UsageError("missing -o OUT.onnx");
@@ -275,17 +354,22 @@ int cmd_models(const std::vector<std::string>& argv) {
     std::cout << models::zoo_markdown();
     return 0;
   }
-  std::cout << std::left << std::setw(22) << "name" << std::setw(22) << "input shape"
-            << std::setw(14) << "parameters"
-            << "description\n";
+  // Columns as wide as their longest entry, two spaces apart.
+  std::vector<std::array<std::string, 4>> rows{
+      {"name", "input shape", "parameters", "description"}};
   for (const auto& e : models::zoo()) {
     std::string shapes;
     for (size_t i = 0; i < e.input_shapes.size(); ++i)
       shapes += (i ? "," : "") + models::shape_string(e.input_shapes[i]);
-    int64_t params = models::parameter_count(e);
-    std::cout << std::left << std::setw(22) << e.name << std::setw(22) << shapes << std::setw(14)
-              << params << e.description << "\n";
+    rows.push_back({e.name, shapes, std::to_string(models::parameter_count(e)), e.description});
   }
+  size_t width[3] = {0, 0, 0};
+  for (const auto& r : rows)
+    for (size_t c = 0; c < 3; ++c) width[c] = std::max(width[c], r[c].size() + 2);
+  for (const auto& r : rows)
+    std::cout << std::left << std::setw(static_cast<int>(width[0])) << r[0]
+              << std::setw(static_cast<int>(width[1])) << r[1]
+              << std::setw(static_cast<int>(width[2])) << r[2] << r[3] << "\n";
   return 0;
 }
 
@@ -304,19 +388,50 @@ int cmd_check(const std::vector<std::string>& argv) {
 
 int cmd_print(const std::vector<std::string>& argv) {
   if (wants_help(argv)) {
-    std::cout << "usage: tonnx print M.onnx\n\nPrints the graph: inputs and initializers with "
-                 "their types, one "
-                 "node a line with attributes and module scope.\n";
+    std::cout << R"(usage: tonnx print M.onnx [--format text|dot|svg] [-o FILE] [--depth N]
+
+Prints the graph. text (default): inputs and initializers with their types, one node a line
+with attributes (constants with their first values) and module scope. dot: Graphviz's
+language; svg: the picture, laid out and rendered by Graphviz. In pictures each node is a
+box with its op and key attributes, edges carry the values' types, inputs and outputs are
+ellipses, initializers small boxes, module scopes and If/Loop bodies clusters.
+
+options:
+  --format text|dot|svg   what to print (default text)
+  -o, --output FILE       write it to FILE (atomically) instead of standard output
+  --depth N               pictures: draw module scopes N levels deep and collapse what is
+                          deeper into one box per scope, with its op counts (default: all)
+  --no-initializers       pictures: leave the weights out
+)";
     return 0;
   }
-  Args a = parse_args(argv, Spec{});
+  Args a = parse_args(
+      argv, Spec{{"--format", "-o", "--output", "--depth"}, {"--no-initializers"}, {}, {}});
   if (a.positional.size() != 1) throw UsageError("expected one .onnx file");
+  std::string format = a.get("--format").value_or("text");
+  if (format != "text" && format != "dot" && format != "svg")
+    throw UsageError("--format " + format + " is not text, dot or svg");
+  PictureOptions po;
+  if (auto v = a.get("--depth")) {
+    po.depth = static_cast<int>(parse_int(*v, "--depth"));
+    if (po.depth < 0) throw UsageError("--depth " + *v + " is negative; give 0 (all) or more");
+  }
+  po.initializers = !a.has("--no-initializers");
+  if (format == "text" && (a.has("--depth") || a.has("--no-initializers")))
+    throw UsageError("--depth and --no-initializers are for --format dot or svg");
   onnx::ModelProto m = read_model_proto(a.positional[0]);
   try {
     infer_shapes_strict(m);  // for the inferred types; printing works without them
   } catch (const CheckError&) {
   }
-  std::cout << printable_graph(m);
+  std::string text = format == "dot"   ? graph_dot(m, po)
+                     : format == "svg" ? graph_svg(m, po)
+                                       : printable_graph(m);
+  auto out = a.get("-o") ? a.get("-o") : a.get("--output");
+  if (out)
+    write_file_atomic(*out, text);
+  else
+    std::cout << text;
   return 0;
 }
 
@@ -329,6 +444,10 @@ Runs a model on tonnx's CPU backend.
 options:
   --test-data DIR        run each DIR/test_data_set_N and compare with its output_K.pb
   --input NAME=FILE.pb   an input as a TensorProto file (repeatable)
+  --random-inputs        random values for the inputs not given with --input, from their
+                         declared types (floats normal, integers in [0, 10), bools)
+  --seed N               the random inputs' seed (default 0)
+  --dim NAME=SIZE        the size of a symbolic dim for --random-inputs (repeatable)
   --output-dir DIR       write the outputs as output_K.pb (TensorProto; a sequence as
                          SequenceProto); without --test-data the outputs are printed
   --threads N            intra-op threads
@@ -345,11 +464,11 @@ options:
 )";
     return 0;
   }
-  Spec spec{
-      {"--test-data", "--output-dir", "--threads", "--repeat", "--rtol", "--atol", "--timeout"},
-      {"--profile", "--fold-batchnorm", "--onednn-conv", "--no-optimize"},
-      {"--input"},
-      {}};
+  Spec spec{{"--test-data", "--output-dir", "--threads", "--repeat", "--rtol", "--atol",
+             "--timeout", "--seed"},
+            {"--profile", "--fold-batchnorm", "--onednn-conv", "--no-optimize", "--random-inputs"},
+            {"--input", "--dim"},
+            {}};
   Args a = parse_args(argv, spec);
   if (a.positional.size() != 1) throw UsageError("expected one .onnx file");
   backend::PrepareOptions popt;
@@ -359,8 +478,19 @@ options:
   popt.onednn_conv = a.has("--onednn-conv");
   popt.optimize = !a.has("--no-optimize");
   Tolerance tol;
-  if (auto v = a.get("--rtol")) tol.rtol = std::stod(*v);
-  if (auto v = a.get("--atol")) tol.atol = std::stod(*v);
+  if (auto v = a.get("--rtol")) tol.rtol = parse_double(*v, "--rtol");
+  if (auto v = a.get("--atol")) tol.atol = parse_double(*v, "--atol");
+  if (a.has("--test-data") && a.has("--random-inputs"))
+    throw UsageError("--test-data and --random-inputs exclude each other");
+  if ((a.has("--seed") || a.has("--dim")) && !a.has("--random-inputs"))
+    throw UsageError("--seed and --dim are for --random-inputs");
+  std::map<std::string, int64_t> dims;
+  for (const auto& kv : a.all("--dim")) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) throw UsageError("--dim '" + kv + "' is not NAME=SIZE");
+    dims[kv.substr(0, eq)] = parse_int(kv.substr(eq + 1), "--dim " + kv.substr(0, eq));
+    if (dims[kv.substr(0, eq)] < 0) throw UsageError("--dim " + kv + ": a size must be >= 0");
+  }
   backend::RunOptions ropt;
   if (auto v = a.get("--timeout")) {
     char* end = nullptr;
@@ -402,6 +532,15 @@ options:
       std::string file = kv.substr(eq + 1);
       named[kv.substr(0, eq)] = tensor_from_proto(
           read_tensor_proto(file), std::filesystem::path(file).parent_path().string());
+    }
+    if (a.has("--random-inputs")) {
+      uint64_t seed =
+          a.get("--seed") ? static_cast<uint64_t>(parse_int(*a.get("--seed"), "--seed")) : 0;
+      for (auto& [name, t] : random_inputs(a.positional[0], dims, seed))
+        if (!named.count(name)) {
+          std::cout << name << ": " << shown(t) << " (random)\n";
+          named[name] = t;
+        }
     }
     last_inputs.clear();
     for (const auto& [name, t] : named)

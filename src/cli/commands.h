@@ -25,5 +25,6 @@ int cmd_run(const std::vector<std::string>& args);
 int cmd_symbolics(const std::vector<std::string>& args);
 int cmd_conformance(const std::vector<std::string>& args);  // conformance.cpp
 int cmd_convert(const std::vector<std::string>& args);      // convert.cpp
+int cmd_verify(const std::vector<std::string>& args);       // verify.cpp
 
 }  // namespace tonnx::cli

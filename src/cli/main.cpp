@@ -28,6 +28,8 @@ commands:
   print M.onnx               print the graph in a readable form
   convert IN.onnx -o OUT     move weights into one external data file, or back (--inline)
   run M.onnx                 run a model on tonnx's CPU backend
+  verify MODEL               export, run on LibTorch, tonnx and ONNX Runtime, compare; on a
+                             mismatch, find the first node that differs from LibTorch
   symbolics                  list the registered symbolic functions (aten op, opset)
   conformance DIR...         run ONNX backend test cases on tonnx's backend
   batch                      run commands read from stdin in one process (test runners)
@@ -46,7 +48,8 @@ int dispatch(const std::string& cmd, const std::vector<std::string>& rest) {
        {"run", tonnx::cli::cmd_run},
        {"symbolics", tonnx::cli::cmd_symbolics},
        {"conformance", tonnx::cli::cmd_conformance},
-       {"convert", tonnx::cli::cmd_convert}};
+       {"convert", tonnx::cli::cmd_convert},
+       {"verify", tonnx::cli::cmd_verify}};
   auto it = commands.find(cmd);
   if (it == commands.end()) {
     std::cerr << "tonnx: unknown command '" << cmd << "'\n\n" << kUsage;

@@ -98,6 +98,11 @@ class Converter {
   // For each user graph input, in order, the position of the example input it comes from (a
   // quantized example input is three graph inputs: values, scale, zero point).
   const std::vector<int64_t>& input_examples() const { return input_examples_; }
+  // After convert(): the ONNX value each top-level TorchScript value became (tonnx::verify
+  // compares them with LibTorch's).
+  const std::unordered_map<const torch::jit::Value*, ir::Value*>& top_level_values() const {
+    return env_.front();
+  }
 
  private:
   void check_feasible();

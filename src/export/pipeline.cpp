@@ -21,6 +21,7 @@
 #include "passes/passes.h"
 #include "tonnx/backend.h"
 #include "tonnx/check.h"
+#include "tonnx/progress.h"
 #include "tonnx/proto.h"
 #include "tonnx/symbolic.h"
 
@@ -88,17 +89,21 @@ namespace detail {
 StageTimer::StageTimer() : on(std::getenv("TONNX_TIMING") != nullptr) {}
 
 void StageTimer::lap(const char* stage) {
-  if (!on) return;
+  if (!on && !progress_wanted()) return;
   auto now = std::chrono::steady_clock::now();
   long pages = 0, resident = 0;
   if (FILE* f = std::fopen("/proc/self/statm", "r")) {
     if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
     std::fclose(f);
   }
-  std::cerr << "tonnx timing: " << stage << " "
-            << std::chrono::duration<double, std::milli>(now - t).count() << " ms (RSS "
-            << resident * (::sysconf(_SC_PAGESIZE) / 1024) / 1024 << " MB)\n";
+  ProgressEvent e;
+  e.stage = stage;
+  e.done = true;
+  e.seconds = std::chrono::duration<double>(now - t).count();
+  e.rss_mb = resident * (::sysconf(_SC_PAGESIZE) / 1024) / 1024;
   t = now;
+  if (on) timing_progress(std::cerr)(e);  // TONNX_TIMING: the same lines as --timing
+  if (e.stage != "start") report_progress(e);
 }
 
 void validate_options(const ExportOptions& o) {
@@ -229,6 +234,8 @@ Exported finish_export(TraceResult tr, const ExportOptions& o) {
   detail::functionalize_inplace(tr.graph);
   detail::Converter converter(tr.graph, cfg);
   ex.model = converter.convert();
+  Recording* recording = active_recording();
+  if (recording) record_references(*recording, tr, converter.top_level_values());
   for (const auto& t : tr.eager_outputs) add_flat(t, ex.eager_outputs);
   timer.lap("convert");
   // An output whose rank varies with the input sizes (a squeeze of a dim whose size varies) has
@@ -254,6 +261,7 @@ Exported finish_export(TraceResult tr, const ExportOptions& o) {
   passes::eliminate_dead_code(g);
   ex.input_positions = remove_unused_inputs(g, converter.input_examples());
   passes::assign_names(g);
+  if (recording) name_references(*recording, g);
   timer.lap("passes");
 
   // The skeleton has no weight bytes: checking it costs no copies (ONNX's checker does not

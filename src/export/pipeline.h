@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <functional>
+#include <unordered_map>
 
 #include "export/traced.h"
 #include "tonnx/export.h"
@@ -27,6 +28,15 @@ struct Exported {
   std::vector<torch::Tensor> eager_outputs;
   std::vector<int64_t> input_positions;  // see ExportSummary::input_positions
 };
+
+// tonnx::verify's hook: while a ReferenceRecorder is alive on this thread, finish_export runs
+// the converted TorchScript graph in LibTorch with every top-level value exposed and records,
+// for each that became an ONNX value still in the final model, its name and LibTorch's value.
+struct Recording;
+Recording* active_recording();
+void record_references(Recording& r, const TraceResult& tr,
+                       const std::unordered_map<const torch::jit::Value*, ir::Value*>& mapped);
+void name_references(Recording& r, const ir::Graph& g);  // after the passes named the values
 
 // Throws ExportError for options no export can satisfy (opset, duplicate or empty names,
 // custom_opsets naming the default domain); every frontend calls it first.

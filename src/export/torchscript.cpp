@@ -305,6 +305,7 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::I
   jit::Inline(*g);
   detail::TraceResult tr;
   tr.num_user_inputs = inputs.size();
+  tr.example_inputs = inputs;
   {
     torch::NoGradGuard no_grad;
     // forward may write into its inputs: it runs on copies, the caller's stay as they were.

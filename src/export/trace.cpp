@@ -4,6 +4,8 @@
 // for the duration of the trace (restored afterwards, even on error).
 #include "export/trace.h"
 
+#include "export/pipeline.h"
+
 #include <torch/csrc/jit/frontend/tracer.h>
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 #include <torch/nn/modules/container/any.h>
@@ -325,6 +327,9 @@ TraceResult trace_once(const Traceable& model, const std::vector<torch::Tensor>&
 
   TraceResult result;
   result.num_user_inputs = args.size();
+  // tonnx::verify runs the graph again on these: copies, in case forward writes into its inputs.
+  if (active_recording())
+    for (const auto& a : args) result.example_inputs.push_back(a.clone());
   if (model.module) result.params = state_dict(*model.module);
 
   // Training mode for the duration of the trace, restored afterwards.

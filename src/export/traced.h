@@ -22,6 +22,7 @@ struct TracedParam {
 struct TraceResult {
   std::shared_ptr<torch::jit::Graph> graph;
   size_t num_user_inputs = 0;
+  std::vector<at::Tensor> example_inputs;    // the user inputs' example values, when known
   std::vector<TracedParam> params;           // graph inputs after the user inputs
   std::vector<torch::Tensor> eager_outputs;  // what the traced run returned
 };

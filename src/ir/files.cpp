@@ -321,4 +321,17 @@ void write_file_atomic(const std::string& path, const std::function<void(std::os
   f.commit();
 }
 
+ScratchDir::ScratchDir(const std::string& prefix) {
+  std::string t =
+      (std::filesystem::temp_directory_path() / ("tonnx-" + prefix + "-XXXXXX")).string();
+  if (!mkdtemp(t.data()))
+    throw std::runtime_error("cannot create a temporary folder " + t + ": " + std::strerror(errno));
+  path_ = t;
+}
+
+ScratchDir::~ScratchDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
 }  // namespace tonnx

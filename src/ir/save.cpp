@@ -8,12 +8,14 @@
 #include <filesystem>
 #include <functional>
 #include <limits>
+#include <chrono>
 #include <map>
 #include <ostream>
 #include <tuple>
 #include <vector>
 
 #include "ir/pending_file.h"
+#include "tonnx/progress.h"
 #include "tonnx/proto.h"
 
 namespace tonnx {
@@ -139,6 +141,24 @@ void set_external(onnx::TensorProto& p, const std::string& location, uint64_t of
 
 }  // namespace
 
+namespace {
+// Reports the bytes written so far (tonnx/progress.h) as each tensor is written.
+struct WriteProgress {
+  int64_t total = 0, done = 0;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  void add(uint64_t n) {
+    done += static_cast<int64_t>(n);
+    if (!progress_wanted()) return;
+    ProgressEvent e;
+    e.stage = "write";
+    e.bytes = done;
+    e.total = total;
+    e.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    report_progress(e);
+  }
+};
+}  // namespace
+
 uint64_t inline_model_bytes(const ir::Model& m, const onnx::ModelProto& skeleton) {
   uint64_t total = skeleton.ByteSizeLong();
   for (const auto& [v, t] : m.graph->initializers()) total += nbytes_of(t) + 16;
@@ -165,6 +185,9 @@ SavedModel save_model(const ir::Model& m, onnx::ModelProto& skeleton, const std:
         any_external = out_of_line[i] = true;
 
   SavedModel saved;
+  WriteProgress progress;
+  for (size_t i = 0; i < inits.size(); ++i)
+    progress.total += static_cast<int64_t>(nbytes_of(tensor(i)));
   std::unique_ptr<PendingFile> data;
   std::vector<uint64_t> offsets(inits.size(), 0);
   if (any_external) {
@@ -186,6 +209,7 @@ SavedModel save_model(const ir::Model& m, onnx::ModelProto& skeleton, const std:
                             c10::str(t.strides());
           offsets[i] =
               file.put(nbytes_of(t), key, [&](std::ostream& os) { write_tensor(os, t, buffer); });
+          progress.add(nbytes_of(t));
         }
       saved.data_bytes = file.size();
     });
@@ -240,6 +264,7 @@ SavedModel save_model(const ir::Model& m, onnx::ModelProto& skeleton, const std:
       put_tag(out, kRawData);
       put_varint(out, nbytes);
       write_tensor(out, tensor(k), buffer);
+      progress.add(nbytes);
     }
   });
   // The data first, the model last: until the model is renamed, the old model is in place.

@@ -1,0 +1,16 @@
+// How `tonnx print` writes types and attributes, shared by the text and the picture forms.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <string>
+
+namespace tonnx::detail {
+
+// Float(10, 3, 224, 224); symbolic dims by name, unknown ones as ?; "Dynamic" without a type.
+std::string type_str(const onnx::TypeProto& t);
+std::string tensor_type_str(const onnx::TensorProto& t);
+// An attribute's value: 3, [1, 1], "NOTSET", <Tensor Long(4) {-1, 1, 1, 1}>, <Graph body>.
+std::string attr_str(const onnx::AttributeProto& a);
+
+}  // namespace tonnx::detail
