@@ -440,8 +440,11 @@ TEST(Hostile, StringInputsAndSignalSizes) {
   input_type(dft, 1, onnx::TensorProto::INT64);
   attr_i(dft.mutable_graph()->mutable_node(0), "axis", 1);
   auto d = prepare(dft);
-  expect_error([&] { d.run({torch::ones({2, 4, 3}), torch::tensor(4L)}); },
-               "last dim of 1 (real) or 2 (complex)");
+  expect_error(
+      [&] {
+        d.run({torch::ones({2, 4, 3}), torch::tensor(4L)});
+      },
+      "last dim of 1 (real) or 2 (complex)");
   expect_error([&] { d.run({torch::ones({4}), torch::tensor(4L)}); }, "last dim of 1");
   expect_error([&] { d.run({torch::ones({2, 4, 2}), torch::tensor(0L)}); }, "DFT");
   for (int64_t axis : {2, -1, 3, -4}) {

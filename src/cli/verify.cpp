@@ -44,7 +44,6 @@ Every `tonnx export` option applies (see `tonnx export --help`): --opset, --inpu
 --inputs, --dynamic-axes, --no-constant-folding, --aten-fallback, --seed, ...
 )";
 
-
 }  // namespace
 
 int cmd_verify(const std::vector<std::string>& argv) {
