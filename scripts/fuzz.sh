@@ -15,6 +15,8 @@ HARNESSES=(load run tensor)
 # Allocations past 1 GiB fail (LibTorch then throws, which the harnesses treat as an error of
 # the model) instead of exhausting the machine; libFuzzer's own limits sit above that.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-allocator_may_return_null=1:max_allocation_size_mb=1024:detect_leaks=1}
+# Graphviz and the font libraries keep memory for the process's life (fuzz/lsan.supp).
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$ROOT/fuzz/lsan.supp}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 FUZZ_FLAGS=(-timeout=10 -rss_limit_mb=4096 -malloc_limit_mb=2048 -max_len=65536)
 

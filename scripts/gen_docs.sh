@@ -22,5 +22,10 @@ rm -rf "$dir"
 "$build/tonnx" symbolics --markdown --emitted docs/emitted_ops.tsv |
   /usr/bin/python3 scripts/torch_onnx_column.py tests/torch_onnx_parity.tsv > docs/operators.md
 "$build/tonnx" models --markdown > docs/models.md
+# The README's picture: the seed's AlexNet example, drawn by tonnx print.
+dir=$(mktemp -d)
+"$build/example_alexnet" "$dir/alexnet.onnx" >/dev/null
+"$build/tonnx" print "$dir/alexnet.onnx" --format svg -o docs/alexnet.svg
+rm -rf "$dir"
 echo "docs regenerated; not exercised by a test:"
 grep -c "not exercised" docs/operators.md || true

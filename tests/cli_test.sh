@@ -106,6 +106,8 @@ if command -v script >/dev/null; then
   out=$(script -qc "$t export resnet18 -o $dir/t.onnx --input-shape 1x3x32x32 --quiet" /dev/null)
   if grep -q 'tonnx: write ' <<<"$out"; then echo "FAIL progress_quiet: a status line with --quiet"; fails=$((fails + 1)); else echo "ok   progress_quiet"; passes=$((passes + 1)); fi
 fi
+expect export_strict_trace 0 'exported ' -- "$t" export resnet18 -o "$dir/t.onnx" --input-shape 1x3x32x32 --strict-trace
+expect trace_flags 2 '--strict-trace and --no-trace-check exclude each other' -- "$t" export resnet18 -o "$dir/t.onnx" --strict-trace --no-trace-check
 expect models_wide 0 'word_language_model_rnn_relu +35x20,2x20x200 +13505278' -- "$t" models
 rm -rf "$dir"
 echo "$passes passed, $fails failed"

@@ -30,6 +30,13 @@ enum class OperatorExportTypes { ONNX, ONNX_ATEN_FALLBACK, ONNX_FALLTHROUGH };
 // Weights in a file beside the model (ONNX external data): never, when the model would pass
 // protobuf's 2 GB limit (as torch.onnx does), or always.
 enum class ExternalData { OFF, AUTO, ON };
+// A trace holds only the path its example inputs took. After tracing, the exporter traces again
+// on inputs of the same shapes with other values and compares: where the graphs differ (an if
+// on a tensor's value, .item()), WARN prints a warning naming the first differing op and its
+// scope (and keeps it in ExportSummary::warnings), STRICT fails, OFF skips the second trace
+// (for models too expensive to run twice). C++ modules and callables only: a TorchScript file
+// keeps its own control flow, or was traced in Python already.
+enum class TraceCheck { OFF, WARN, STRICT };
 
 constexpr int kMinOpset = 9;
 constexpr int kMaxOpset = 17;
@@ -60,6 +67,7 @@ struct ExportOptions {
   ExternalData external_data = ExternalData::AUTO;
   int64_t external_data_threshold = 1024;
   std::string external_data_location;
+  TraceCheck trace_check = TraceCheck::WARN;
 };
 
 // Marks `axes` of `name` dynamic with generated names (name_dynamic_axes_K), like the
@@ -93,6 +101,8 @@ struct ExportSummary {
   // torch.onnx does, an input the exported graph never reads (used only for its static
   // shape, or not at all) is not a graph input; feed the model inputs[input_positions[k]].
   std::vector<int64_t> input_positions;
+  // What the export warned about (also printed to stderr): a trace that depends on values.
+  std::vector<std::string> warnings;
   // The example inputs the exported model takes, in its order.
   std::vector<torch::Tensor> graph_inputs(const std::vector<torch::Tensor>& example) const;
   std::string str() const;  // a short human-readable report

@@ -254,9 +254,11 @@ std::string graph_dot(const onnx::ModelProto& m, const PictureOptions& o) {
 
 std::string graph_svg(const onnx::ModelProto& m, const PictureOptions& o) {
   std::string dot = graph_dot(m, o);
-  static std::mutex mu;  // Graphviz keeps global state
+  // One Graphviz context for the process, never freed: Graphviz 2.42 frees its font-size cache
+  // with a context and reads it again from the next one (a use after free under ASan).
+  static std::mutex mu;
   std::lock_guard<std::mutex> lock(mu);
-  GVC_t* gvc = gvContext();
+  static GVC_t* gvc = gvContext();
   if (!gvc) throw std::runtime_error("Graphviz: cannot create a context");
   struct Free {
     GVC_t* gvc;
@@ -267,7 +269,6 @@ std::string graph_svg(const onnx::ModelProto& m, const PictureOptions& o) {
       if (data) gvFreeRenderData(data);
       if (g && laid_out) gvFreeLayout(gvc, g);
       if (g) agclose(g);
-      gvFreeContext(gvc);
     }
   } f{gvc};
   f.g = agmemread(dot.c_str());

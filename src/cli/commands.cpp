@@ -201,6 +201,9 @@ options:
   --load-library PATH[,PATH]   TorchScript: load custom-op libraries first, as
                                torch.ops.load_library (torchvision's _C*.so for
                                torchvision::nms, roi_align)
+  --strict-trace               fail when tracing again with other input values records other
+                               ops or constants (control flow on values); by default a warning
+  --no-trace-check             trace once only (for models too expensive to run twice)
   --timing                     print each stage's time and the resident memory (stderr)
   --quiet                      no progress line (shown on a terminal: the stage, and the
                                bytes written with their rate)
@@ -236,6 +239,10 @@ ExportOptions export_options(const Args& a) {
     if (auto v = a.get("--external-data")) opt.external_data_location = *v;
   }
   if (a.has("--no-external-data")) opt.external_data = ExternalData::OFF;
+  if (a.has("--strict-trace") && a.has("--no-trace-check"))
+    throw UsageError("--strict-trace and --no-trace-check exclude each other");
+  if (a.has("--strict-trace")) opt.trace_check = TraceCheck::STRICT;
+  if (a.has("--no-trace-check")) opt.trace_check = TraceCheck::OFF;
   c10::set_default_dtype(caffe2::TypeMeta::Make<float>());  // (one process runs many commands)
   if (auto v = a.get("--default-dtype")) {
     // The process's default dtype, as torch.set_default_dtype in Python: the run that gives
@@ -283,14 +290,15 @@ int cmd_export(const std::vector<std::string>& argv) {
     std::cout << kExportHelp;
     return 0;
   }
-  Spec spec{{"-o", "--output", "--input-shape", "--input-names", "--output-names", "--opset",
-             "--seed", "--test-data", "--dynamic-axes", "--inputs", "--load-library",
-             "--external-data-threshold", "--default-dtype"},
-            {"--verbose", "--no-constant-folding", "--no-export-params",
-             "--keep-initializers-as-inputs", "--aten-fallback", "--training",
-             "--preserve-training-mode", "--no-external-data", "--timing", "--quiet"},
-            {},
-            {"--external-data"}};
+  Spec spec{
+      {"-o", "--output", "--input-shape", "--input-names", "--output-names", "--opset", "--seed",
+       "--test-data", "--dynamic-axes", "--inputs", "--load-library", "--external-data-threshold",
+       "--default-dtype"},
+      {"--verbose", "--no-constant-folding", "--no-export-params", "--keep-initializers-as-inputs",
+       "--aten-fallback", "--training", "--preserve-training-mode", "--no-external-data",
+       "--timing", "--quiet", "--strict-trace", "--no-trace-check"},
+      {},
+      {"--external-data"}};
   Args a = parse_args(argv, spec);
   if (a.positional.size() != 1)
     throw UsageError("expected one MODEL name, got " + std::to_string(a.positional.size()));

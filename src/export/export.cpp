@@ -15,7 +15,8 @@ detail::Exported run_export(const Traceable& model, const std::vector<torch::Ten
   detail::validate_options(o);
   detail::StageTimer timer;
   timer.lap("start");
-  detail::TraceResult tr = detail::trace(model, args, o.training, o.dynamic_axes, o.input_names);
+  detail::TraceResult tr =
+      detail::trace(model, args, o.training, o.dynamic_axes, o.input_names, o.trace_check);
   // The traced forward frees what it computed: give the heap back before the weights are
   // written (glibc keeps freed memory below the mmap threshold otherwise).
   malloc_trim(0);

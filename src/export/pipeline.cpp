@@ -237,6 +237,7 @@ Exported finish_export(TraceResult tr, const ExportOptions& o) {
   Recording* recording = active_recording();
   if (recording) record_references(*recording, tr, converter.top_level_values());
   for (const auto& t : tr.eager_outputs) add_flat(t, ex.eager_outputs);
+  ex.warnings = tr.warnings;
   timer.lap("convert");
   // An output whose rank varies with the input sizes (a squeeze of a dim whose size varies) has
   // no rank in the graph, and ONNX's checker wants one on graph outputs: the example's.
@@ -353,6 +354,7 @@ ExportSummary write_exported(Exported ex, const std::string& path, const ExportO
   s.external_data_bytes = static_cast<int64_t>(saved.data_bytes);
   s.eager_outputs = std::move(ex.eager_outputs);
   s.input_positions = std::move(ex.input_positions);
+  s.warnings = std::move(ex.warnings);
   s.seconds =
       seconds_so_far + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return s;

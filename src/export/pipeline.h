@@ -27,6 +27,7 @@ struct Exported {
   onnx::ModelProto proto;  // checked skeleton (weights are streamed when written)
   std::vector<torch::Tensor> eager_outputs;
   std::vector<int64_t> input_positions;  // see ExportSummary::input_positions
+  std::vector<std::string> warnings;     // see ExportSummary::warnings
 };
 
 // tonnx::verify's hook: while a ReferenceRecorder is alive on this thread, finish_export runs

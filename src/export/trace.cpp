@@ -12,6 +12,7 @@
 #include <torch/nn/modules/container/sequential.h>
 #include <torch/torch.h>
 
+#include <iostream>
 #include <set>
 #include <unordered_map>
 
@@ -225,9 +226,6 @@ std::vector<TracedParam> state_dict(const torch::nn::Module& root) {
 }
 
 namespace {
-TraceResult trace_once(const Traceable& model, const std::vector<torch::Tensor>& args,
-                       TrainingMode mode);
-
 // Grows `t` along `axis` to `size` by repeating its leading slices: values stay in the
 // input's own domain (token ids stay valid ids).
 torch::Tensor grow(const torch::Tensor& t, int64_t axis, int64_t size) {
@@ -295,8 +293,13 @@ std::vector<torch::Tensor> grown_inputs(const std::vector<torch::Tensor>& args,
 
 TraceResult trace(const Traceable& model, const std::vector<torch::Tensor>& args, TrainingMode mode,
                   const std::map<std::string, std::map<int64_t, std::string>>& dynamic_axes,
-                  const std::vector<std::string>& input_names) {
+                  const std::vector<std::string>& input_names, TraceCheck check) {
   TraceResult a = trace_once(model, args, mode);
+  std::string warning = check_trace(a, model, args, mode, check);
+  if (!warning.empty()) {
+    std::cerr << "tonnx: warning: " << warning << "\n";
+    a.warnings.push_back(warning);
+  }
   // Which input axes are dynamic, grouped by symbol; two more traces at other sizes, so that
   // one explanation fits all three sets of sizes.
   std::vector<DynamicDim> dims = dynamic_dims(args, dynamic_axes, input_names);
@@ -317,7 +320,6 @@ TraceResult trace(const Traceable& model, const std::vector<torch::Tensor>& args
   return a;
 }
 
-namespace {
 TraceResult trace_once(const Traceable& model, const std::vector<torch::Tensor>& args,
                        TrainingMode mode) {
   if (!model.forward) throw ExportError("the model to export has no forward function");
@@ -401,7 +403,6 @@ TraceResult trace_once(const Traceable& model, const std::vector<torch::Tensor>&
   jit::EliminateDeadCode(result.graph);
   return result;
 }
-}  // namespace
 
 }  // namespace detail
 

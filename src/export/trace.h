@@ -17,9 +17,21 @@ std::vector<TracedParam> state_dict(const torch::nn::Module& root);
 // Traces the model. With dynamic axes on the inputs, the model is traced a second time at
 // other sizes of those axes, and every constant of the first trace that changed with them
 // is replaced by arithmetic on the inputs' sizes (see dynamic.cpp).
+// Then, unless `check` is OFF, checks that the trace does not depend on the inputs' values
+// (check_trace).
 TraceResult trace(const Traceable& model, const std::vector<torch::Tensor>& args, TrainingMode mode,
                   const std::map<std::string, std::map<int64_t, std::string>>& dynamic_axes = {},
-                  const std::vector<std::string>& input_names = {});
+                  const std::vector<std::string>& input_names = {},
+                  TraceCheck check = TraceCheck::OFF);
+// One trace, as it is.
+TraceResult trace_once(const Traceable& model, const std::vector<torch::Tensor>& args,
+                       TrainingMode mode);
+// Traces `model` again on `args`' shapes with other values (trace_check.cpp) and compares with
+// `a`: the warning to give, or empty when the graphs agree or the model cannot run on other
+// values. STRICT throws ExportError instead of warning, and when the model cannot run.
+std::string check_trace(const TraceResult& a, const Traceable& model,
+                        const std::vector<torch::Tensor>& args, TrainingMode mode,
+                        TraceCheck check);
 
 // A symbolic dim: where it occurs among the user inputs, and its sizes in three traces.
 struct DynamicDim {

@@ -25,6 +25,7 @@ struct TraceResult {
   std::vector<at::Tensor> example_inputs;    // the user inputs' example values, when known
   std::vector<TracedParam> params;           // graph inputs after the user inputs
   std::vector<torch::Tensor> eager_outputs;  // what the traced run returned
+  std::vector<std::string> warnings;         // for ExportSummary::warnings
 };
 
 // The name a graph input gets when input_names does not name it: "input" when it is the only

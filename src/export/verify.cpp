@@ -415,6 +415,7 @@ VerifyReport verify_export(const std::vector<torch::Tensor>& args, const VerifyO
   for (const auto& out : s.outputs) data.output_names.push_back(out.name);
   VerifyReport r = verify_file(path, data, o, rec.values());
   if (!rec.note().empty()) r.notes.push_back(rec.note());
+  for (const std::string& w : s.warnings) r.notes.push_back("export warning: " + w);
   if (tmp) r.model_path.clear();
   return r;
 }

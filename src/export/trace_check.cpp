@@ -1,0 +1,152 @@
+// The trace-divergence check: a trace holds only the path its example inputs took. Traced
+// again on inputs of the same shapes but other values, a model whose control flow or numbers
+// depend on input values records other ops or other constants; the export then warns (or,
+// strict, fails) naming the first difference.
+#include <torch/csrc/jit/ir/constants.h>
+#include <torch/torch.h>
+
+#include <sstream>
+
+#include "export/trace.h"
+
+namespace tonnx::detail {
+namespace jit = torch::jit;
+namespace {
+
+// Same shapes and dtypes, other values from the same domain: floats drawn around the negated
+// mean with the same spread (a branch on a sign or a threshold goes the other way), integers
+// and bools shuffled (token ids and masks stay valid).
+std::vector<torch::Tensor> other_values(const std::vector<torch::Tensor>& args) {
+  torch::NoGradGuard no_grad;
+  at::Generator gen = at::detail::createCPUGenerator(0x7e57);
+  std::vector<torch::Tensor> out;
+  for (const torch::Tensor& x : args) {
+    if (x.numel() == 0) {
+      out.push_back(x.clone());
+      continue;
+    }
+    if (at::isFloatingType(x.scalar_type())) {
+      at::Tensor d = x.detach().to(at::kDouble);
+      double mean = d.mean().item<double>();
+      double sd = x.numel() > 1 ? d.std().item<double>() : 0;
+      if (!(sd > 0) || !std::isfinite(sd)) sd = std::max(1.0, std::abs(mean));
+      if (!std::isfinite(mean)) mean = 0;
+      at::Tensor r = at::randn(x.sizes(), gen, at::TensorOptions().dtype(at::kDouble));
+      out.push_back((r * sd - mean).to(x.scalar_type()).contiguous());
+    } else {
+      at::Tensor flat = x.reshape({-1});
+      at::Tensor perm = at::randperm(flat.numel(), gen, at::TensorOptions().dtype(at::kLong));
+      out.push_back(flat.index_select(0, perm).reshape(x.sizes()).contiguous());
+    }
+  }
+  return out;
+}
+
+std::string scope_of(jit::Node* n) {
+  return n->scope() && !n->scope()->isRoot() ? n->scope()->namesFromRoot() : "";
+}
+
+std::string shown(const c10::IValue& v) {
+  std::ostringstream os;
+  if (v.isTensor())
+    os << "a tensor " << c10::str(v.toTensor().sizes());
+  else
+    os << v;
+  std::string s = os.str();
+  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
+}
+
+bool same_constant(const c10::IValue& a, const c10::IValue& b) {
+  if (a.isTensor() && b.isTensor()) {
+    const at::Tensor &x = a.toTensor(), &y = b.toTensor();
+    return x.sizes() == y.sizes() && x.scalar_type() == y.scalar_type() &&
+           (x.numel() == 0 || at::equal(x, y));
+  }
+  if (a.isTensor() != b.isTensor()) return false;
+  std::ostringstream sa, sb;
+  sa << a;
+  sb << b;
+  return sa.str() == sb.str();
+}
+
+// The first difference between two traces, or empty.
+std::string first_difference(jit::Graph& a, jit::Graph& b) {
+  std::vector<jit::Node*> na(a.nodes().begin(), a.nodes().end());
+  std::vector<jit::Node*> nb(b.nodes().begin(), b.nodes().end());
+  for (size_t i = 0; i < std::max(na.size(), nb.size()); ++i) {
+    if (i >= na.size() || i >= nb.size()) {
+      jit::Node* extra = i < na.size() ? na[i] : nb[i];
+      std::string scope = scope_of(extra);
+      return std::string(i < na.size() ? "the example's trace goes on with "
+                                       : "the other trace goes on with ") +
+             extra->kind().toQualString() + (scope.empty() ? "" : " at scope " + scope) +
+             " where the other one ends";
+    }
+    jit::Node *x = na[i], *y = nb[i];
+    std::string scope = scope_of(x);
+    std::string where = scope.empty() ? "" : " at scope " + scope;
+    if (x->kind() != y->kind())
+      return std::string("the example's trace records ") + x->kind().toQualString() +
+             " where the other one records " + y->kind().toQualString() + where;
+    if (x->kind() != c10::prim::Constant) continue;
+    auto vx = jit::toIValue(x->output()), vy = jit::toIValue(y->output());
+    if (!vx || !vy || same_constant(*vx, *vy)) continue;
+    std::string user;
+    if (x->output()->hasUses()) {
+      jit::Node* u = x->output()->uses()[0].user;
+      user = std::string(", read by ") + u->kind().toQualString();
+      std::string us = scope_of(u);
+      if (where.empty() && !us.empty()) where = " at scope " + us;
+    }
+    return "a constant is " + shown(*vx) + " in the example's trace and " + shown(*vy) +
+           " in the other one" + user + where + " (a number read from a tensor's values)";
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string check_trace(const TraceResult& a, const Traceable& model,
+                        const std::vector<torch::Tensor>& args, TrainingMode mode,
+                        TraceCheck check) {
+  if (check == TraceCheck::OFF) return {};
+  // A second forward must not change what is exported: the module's buffers (running stats,
+  // counters) are put back as they were.
+  std::vector<std::pair<at::Tensor, at::Tensor>> buffers;
+  if (model.module)
+    for (const auto& b : model.module->buffers(/*recurse=*/true))
+      if (b.defined()) buffers.emplace_back(b, b.clone());
+  struct Restore {
+    std::vector<std::pair<at::Tensor, at::Tensor>>& saved;
+    ~Restore() {
+      torch::NoGradGuard no_grad;
+      for (auto& [b, copy] : saved) b.copy_(copy);
+    }
+  } restore{buffers};
+  TraceResult b;
+  try {
+    b = trace_once(model, other_values(args), mode);
+  } catch (const std::exception& e) {
+    if (check == TraceCheck::STRICT)
+      throw ExportError(
+          std::string("strict trace check: the model could not run on other input values of the "
+                      "same shapes, so whether its trace depends on the values is unknown: ") +
+          e.what() + "\nExport without --strict-trace (trace_check WARN skips such models)");
+    return {};
+  }
+  std::string diff = first_difference(*a.graph, *b.graph);
+  if (diff.empty()) return {};
+  std::string msg =
+      "the trace depends on the input values: traced again on inputs of the same shapes with "
+      "other values, " +
+      diff +
+      ". The model's control flow (an if on a tensor's value, .item()) depends on its inputs, "
+      "so the export holds only the path the example inputs took. Script the model "
+      "(torch.jit.script: If and Loop are exported) or make the example take the path you "
+      "deploy.";
+  if (check == TraceCheck::STRICT)
+    throw ExportError(msg + " (strict trace check; export without it to get a warning instead)");
+  return msg;
+}
+
+}  // namespace tonnx::detail
