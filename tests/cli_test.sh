@@ -78,14 +78,15 @@ expect run_no_model 1 "cannot read model file '$dir/none.onnx'" -- "$t" run "$di
 # 1) differs first at the first convolution, whose one-node reproduction fails the same way
 # (ONNX Runtime sums the convolutions in another order: atol 1e-4 as for run above)
 expect verify_ok 0 'output_0 +ort +max_abs .* pass' -- "$t" verify resnet18 --input-shape 1x3x32x32 --runtime tonnx,ort --atol 1e-4
-expect verify_search 0 'no node differs from LibTorch beyond the tolerance \([0-9]+ values compared\)' -- "$t" verify resnet18 --input-shape 1x3x32x32 --runtime tonnx --search
+expect verify_search 0 'no node differs from LibTorch beyond the tolerance on tonnx.s backend without optimizations \([0-9]+ values compared\)' -- "$t" verify resnet18 --input-shape 1x3x32x32 --runtime tonnx --search
 expect verify_other_file 1 "first divergent node: Conv '.*' from aten::_convolution at scope ResNet/Conv2d\[conv1\]" -- \
   "$t" verify resnet18 --input-shape 1x3x32x32 --seed 1 --onnx "$m" --runtime tonnx --repro-dir "$dir/repro"
 expect verify_repro 1 'test_data_set_0: .* FAIL' -- "$t" run "$dir/repro/node.onnx" --test-data "$dir/repro"
 expect verify_bad_runtime 2 "--runtime: unknown runtime 'trt'; use tonnx, ort or tonnx,ort" -- "$t" verify resnet18 --runtime trt
 # pictures: DOT, and SVG that parses as XML; a depth collapses scopes
 expect print_dot 0 '^digraph "main_graph" \{' -- "$t" print "$m" --format dot
-expect print_depth 0 'ResNet\\n[0-9]+ ops' -- "$t" print "$m" --format dot --depth 1
+expect print_depth 0 'label="[0-9]+ ops\\nAdd x8' -- "$t" print "$m" --format dot --depth 1
+expect print_depth_range 2 '--depth 4294967296 is out of range: give 0 \(every scope\) to 1000' -- "$t" print "$m" --format dot --depth 4294967296
 expect print_svg 0 '' -- "$t" print "$m" --format svg -o "$dir/good.svg"
 expect print_svg_xml 0 'svg ok' -- /usr/bin/python3 -c "import xml.etree.ElementTree as E; r = E.parse('$dir/good.svg').getroot(); assert r.tag.endswith('svg'); print('svg ok')"
 expect print_bad_format 2 '--format png is not text, dot or svg' -- "$t" print "$m" --format png
@@ -94,6 +95,8 @@ expect print_depth_text 2 '--depth and --no-initializers are for --format dot or
 expect run_random 0 '^input: Float\(1, 3, 32, 32\) \{.*\(random\)' -- "$t" run "$m" --random-inputs --seed 3
 "$t" export resnet18 -o "$dir/dyn.onnx" --input-shape 1x3x32x32 --dynamic-axes input:0 --quiet >/dev/null
 expect run_random_dim 0 '^output_0: Float\(3, 1000\)' -- "$t" run "$dir/dyn.onnx" --random-inputs --dim input_dynamic_axes_1=3
+expect run_random_given 0 '^output_0: Float\(1, 1000\)' -- "$t" run "$dir/dyn.onnx" --random-inputs --input "input=$in0"
+expect run_random_huge 2 "would have shape 1000000000x3x32x32, over 2\^31 elements" -- "$t" run "$dir/dyn.onnx" --random-inputs --dim input_dynamic_axes_1=1000000000
 expect run_random_no_dim 2 "axis 0 of input 'input' is the symbolic dim 'input_dynamic_axes_1': give its size with --dim input_dynamic_axes_1=N" -- "$t" run "$dir/dyn.onnx" --random-inputs
 expect run_seed_alone 2 '--seed and --dim are for --random-inputs' -- "$t" run "$m" --seed 1
 # progress: a status line on a terminal only; --timing prints the stages

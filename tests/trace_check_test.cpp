@@ -43,6 +43,13 @@ struct CounterImpl : nn::Module {
 };
 TORCH_MODULE(Counter);
 
+// Picks one of its inputs by the first one's sign: the same op either way, reading another
+// input.
+struct PickImpl : nn::Module {
+  Tensor forward(Tensor x, Tensor y) { return (x.sum().item<double>() > 0 ? x : y) * 2; }
+};
+TORCH_MODULE(Pick);
+
 Tensor positive() { return torch::rand({3, 4}) + 1; }
 
 TEST(TraceCheck, ValueBranchWarnsNamingTheOpAndScope) {
@@ -100,6 +107,31 @@ TEST(TraceCheck, ModelsWithoutValueDependenceExportQuietly) {
   s = export_model(emb, {torch::randint(0, 10, {2, 5})},
                    test::temp_dir("trace_check") + "/emb.onnx");
   EXPECT_TRUE(s.warnings.empty()) << s.warnings[0];
+}
+
+TEST(TraceCheck, SameOpsReadingOtherValuesDiffer) {
+  Pick m;
+  ExportSummary s =
+      export_model(m, {positive(), positive()}, test::temp_dir("trace_check") + "/pick.onnx");
+  ASSERT_EQ(s.warnings.size(), 1u);
+  EXPECT_NE(s.warnings[0].find("feeds aten::mul (node "), std::string::npos) << s.warnings[0];
+  EXPECT_NE(s.warnings[0].find("from input 0 where the other one feeds it from input 1"),
+            std::string::npos)
+      << s.warnings[0];
+}
+
+TEST(TraceCheck, StateReadByForwardIsNotBlamedOnInputs) {
+  // BatchNorm with momentum None in training reads num_batches_tracked as a number: both
+  // traces start from the same count, so the check sees the same constant.
+  torch::manual_seed(0);
+  nn::BatchNorm2d bn(nn::BatchNorm2dOptions(4).momentum(c10::nullopt));
+  ExportOptions o;
+  o.training = TrainingMode::TRAINING;
+  o.trace_check = TraceCheck::STRICT;
+  ExportSummary s =
+      export_model(bn, {torch::randn({2, 4, 3, 3})}, test::temp_dir("trace_check") + "/bn.onnx", o);
+  EXPECT_TRUE(s.warnings.empty());
+  EXPECT_EQ(bn->num_batches_tracked.item<int64_t>(), 1);  // one forward's worth, as one trace
 }
 
 TEST(TraceCheck, SecondTraceChangesNoState) {

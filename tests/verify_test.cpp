@@ -140,6 +140,27 @@ def forward(self, x):
   EXPECT_EQ(r.divergence->op_type, "If") << r.str();
 }
 
+TEST(Verify, ModuleStateIsNotWrittenTwice) {
+  // forward counts its calls in a buffer: the reference run works on a copy of it, so the
+  // module and the export hold one call's worth.
+  struct CounterImpl : nn::Module {
+    CounterImpl() { calls = register_buffer("calls", torch::zeros({1})); }
+    torch::Tensor forward(torch::Tensor x) {
+      calls.add_(1);
+      return x + 1;
+    }
+    torch::Tensor calls;
+  };
+  auto c = std::make_shared<CounterImpl>();
+  VerifyOptions o;
+  o.runtimes = {"tonnx"};
+  o.always_search = true;
+  VerifyReport r = verify(make_traceable(nn::AnyModule(nn::ModuleHolder<CounterImpl>(c))),
+                          {torch::randn({3})}, o);
+  EXPECT_EQ(c->calls.item<double>(), 1.0) << r.str();
+  EXPECT_TRUE(r.ok) << r.str();
+}
+
 TEST(Verify, UnknownRuntimeIsAnError) {
   VerifyOptions o;
   o.runtimes = {"tensorrt"};

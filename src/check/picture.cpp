@@ -16,6 +16,10 @@
 namespace tonnx {
 namespace {
 
+constexpr size_t kMaxScopeDepth = 64;
+// SVG layout grows faster than linearly: past this many boxes, draw with a depth.
+constexpr int kMaxSvgBoxes = 5000;
+
 // A DOT double-quoted string's contents.
 std::string esc(const std::string& s) {
   std::string out;
@@ -25,7 +29,8 @@ std::string esc(const std::string& s) {
       out += "\\n";
       continue;
     }
-    out += c;
+    // Other control bytes (a NUL would end the DOT text for Graphviz's reader) as '?'.
+    out += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
   }
   return out;
 }
@@ -39,6 +44,8 @@ std::vector<std::string> scope_of(const onnx::NodeProto& n) {
   std::stringstream ss(s);
   for (std::string p; std::getline(ss, p, '/');)
     if (!p.empty()) parts.push_back(p);
+  // Clusters nest as deep as scopes: a hostile doc_string must not nest them without end.
+  if (parts.size() > kMaxScopeDepth) parts.resize(kMaxScopeDepth);
   return parts;
 }
 
@@ -82,6 +89,10 @@ class DotWriter {
  private:
   std::string fresh(const char* prefix) { return prefix + std::to_string(counter_++); }
 
+ public:
+  int boxes() const { return counter_; }  // an upper bound on the nodes drawn
+
+ private:
   void type_table(const onnx::GraphProto& g) {
     for (const auto& v : g.input()) types_[v.name()] = detail::type_str(v.type());
     for (const auto& v : g.value_info()) types_[v.name()] = detail::type_str(v.type());
@@ -188,8 +199,9 @@ class DotWriter {
     }
     for (const auto& [key, id] : collapsed_ids) {
       const auto& path = collapsed_path[key];
+      // Inside its scope's cluster (which names it, and holds the scope's own ops if any).
       Cluster* c = &cluster;
-      for (size_t k = 0; k + 1 < path.size(); ++k) c = &c->child(path[k]);
+      for (const auto& p : path) c = &c->child(p);
       int total = 0;
       std::string ops;
       for (const auto& [op, count] : collapsed_ops[key]) {
@@ -197,7 +209,7 @@ class DotWriter {
         ops += "\n" + op + " x" + std::to_string(count);
       }
       c->lines.push_back(id + " [fillcolor=\"#eeeeee\", label=\"" +
-                         esc(path.back() + "\n" + std::to_string(total) + " ops" + ops) + "\"];");
+                         esc(std::to_string(total) + " ops" + ops) + "\"];");
     }
     for (const auto& v : g.output()) {
       std::string id = fresh("out");
@@ -253,7 +265,17 @@ std::string graph_dot(const onnx::ModelProto& m, const PictureOptions& o) {
 }
 
 std::string graph_svg(const onnx::ModelProto& m, const PictureOptions& o) {
-  std::string dot = graph_dot(m, o);
+  if (o.depth < 0)
+    throw std::invalid_argument("picture depth " + std::to_string(o.depth) +
+                                " is negative; give 0 (every scope) or more");
+  DotWriter w(o);
+  std::string dot = w.write(m.graph());
+  if (w.boxes() > kMaxSvgBoxes)
+    throw std::invalid_argument(
+        "the picture would have about " + std::to_string(w.boxes()) + " boxes, more than " +
+        std::to_string(kMaxSvgBoxes) +
+        " that Graphviz lays out in reasonable time: collapse module scopes with a depth "
+        "(--depth 2), leave the weights out (--no-initializers), or write DOT (--format dot)");
   // One Graphviz context for the process, never freed: Graphviz 2.42 frees its font-size cache
   // with a context and reads it again from the next one (a use after free under ASan).
   static std::mutex mu;

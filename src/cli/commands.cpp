@@ -73,14 +73,15 @@ void save_value_proto(const backend::RunValue& v, const std::string& name,
 // Symbolic dims take their sizes from `dims` (--dim NAME=SIZE).
 std::map<std::string, at::Tensor> random_inputs(const std::string& path,
                                                 const std::map<std::string, int64_t>& dims,
-                                                uint64_t seed) {
+                                                uint64_t seed,
+                                                const std::map<std::string, at::Tensor>& given) {
   onnx::ModelProto m = read_model_proto(path);
   std::set<std::string> inits;
   for (const auto& t : m.graph().initializer()) inits.insert(t.name());
   at::Generator gen = at::detail::createCPUGenerator(seed);
   std::map<std::string, at::Tensor> out;
   for (const auto& in : m.graph().input()) {
-    if (inits.count(in.name())) continue;
+    if (inits.count(in.name()) || given.count(in.name())) continue;
     const std::string what = "input '" + in.name() + "'";
     if (!in.type().has_tensor_type())
       throw UsageError("--random-inputs: " + what +
@@ -100,7 +101,10 @@ std::map<std::string, at::Tensor> random_inputs(const std::string& path,
     std::vector<int64_t> shape;
     for (int k = 0; k < tt.shape().dim_size(); ++k) {
       const auto& d = tt.shape().dim(k);
-      if (d.has_dim_value() && d.dim_value() >= 0) {
+      if (d.has_dim_value() && d.dim_value() < 0)
+        throw UsageError("--random-inputs: axis " + std::to_string(k) + " of " + what +
+                         " has the invalid size " + std::to_string(d.dim_value()));
+      if (d.has_dim_value()) {
         shape.push_back(d.dim_value());
         continue;
       }
@@ -115,6 +119,12 @@ std::map<std::string, at::Tensor> random_inputs(const std::string& path,
                                   "': give its size with --dim " + d.dim_param() + "=N"
                             : " has no size; give the input with --input"));
     }
+    // A mistyped --dim must not ask for terabytes: at most 2^31 elements per input.
+    auto n = ir::product_of(shape);
+    if (!n || *n > (int64_t{1} << 31))
+      throw UsageError("--random-inputs: " + what + " would have shape " +
+                       models::shape_string(shape) +
+                       ", over 2^31 elements; give smaller sizes with --dim");
     at::TensorOptions o = at::TensorOptions().dtype(st);
     at::Tensor t;
     if (st == at::kBool)
@@ -304,10 +314,11 @@ int cmd_export(const std::vector<std::string>& argv) {
     throw UsageError("expected one MODEL name, got " + std::to_string(a.positional.size()));
   // Progress on stderr: stage times with --timing, else a status line on a terminal.
   ProgressSink sink;
-  if (a.has("--timing"))
-    sink = timing_progress(std::cerr);
-  else if (!a.has("--quiet") && isatty(STDERR_FILENO))
+  if (a.has("--timing")) {
+    if (!std::getenv("TONNX_TIMING")) sink = timing_progress(std::cerr);  // (that prints them)
+  } else if (!a.has("--quiet") && isatty(STDERR_FILENO)) {
     sink = terminal_progress(std::cerr);
+  }
   ProgressScope progress(sink);
   struct ClearLine {
     bool on;
@@ -421,8 +432,10 @@ options:
     throw UsageError("--format " + format + " is not text, dot or svg");
   PictureOptions po;
   if (auto v = a.get("--depth")) {
-    po.depth = static_cast<int>(parse_int(*v, "--depth"));
-    if (po.depth < 0) throw UsageError("--depth " + *v + " is negative; give 0 (all) or more");
+    int64_t depth = parse_int(*v, "--depth");
+    if (depth < 0 || depth > 1000)
+      throw UsageError("--depth " + *v + " is out of range: give 0 (every scope) to 1000");
+    po.depth = static_cast<int>(depth);
   }
   po.initializers = !a.has("--no-initializers");
   if (format == "text" && (a.has("--depth") || a.has("--no-initializers")))
@@ -544,11 +557,10 @@ options:
     if (a.has("--random-inputs")) {
       uint64_t seed =
           a.get("--seed") ? static_cast<uint64_t>(parse_int(*a.get("--seed"), "--seed")) : 0;
-      for (auto& [name, t] : random_inputs(a.positional[0], dims, seed))
-        if (!named.count(name)) {
-          std::cout << name << ": " << shown(t) << " (random)\n";
-          named[name] = t;
-        }
+      for (auto& [name, t] : random_inputs(a.positional[0], dims, seed, named)) {
+        std::cout << name << ": " << shown(t) << " (random)\n";
+        named[name] = t;
+      }
     }
     last_inputs.clear();
     for (const auto& [name, t] : named)

@@ -13,6 +13,7 @@
 #include <torch/torch.h>
 
 #include <iostream>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -294,8 +295,10 @@ std::vector<torch::Tensor> grown_inputs(const std::vector<torch::Tensor>& args,
 TraceResult trace(const Traceable& model, const std::vector<torch::Tensor>& args, TrainingMode mode,
                   const std::map<std::string, std::map<int64_t, std::string>>& dynamic_axes,
                   const std::vector<std::string>& input_names, TraceCheck check) {
+  std::optional<ModelState> before;
+  if (check != TraceCheck::OFF) before.emplace(model);
   TraceResult a = trace_once(model, args, mode);
-  std::string warning = check_trace(a, model, args, mode, check);
+  std::string warning = check_trace(a, model, args, mode, check, before ? &*before : nullptr);
   if (!warning.empty()) {
     std::cerr << "tonnx: warning: " << warning << "\n";
     a.warnings.push_back(warning);

@@ -26,12 +26,24 @@ TraceResult trace(const Traceable& model, const std::vector<torch::Tensor>& args
 // One trace, as it is.
 TraceResult trace_once(const Traceable& model, const std::vector<torch::Tensor>& args,
                        TrainingMode mode);
+// A module's buffers and the default random generator's state, to run forward again from the
+// same start (trace_check.cpp).
+class ModelState {
+ public:
+  explicit ModelState(const Traceable& model);
+  void restore() const noexcept;  // warns on stderr when a buffer cannot be put back
+
+ private:
+  std::vector<std::pair<at::Tensor, at::Tensor>> buffers_;  // the tensor, its saved values
+  at::Tensor rng_;
+};
 // Traces `model` again on `args`' shapes with other values (trace_check.cpp) and compares with
 // `a`: the warning to give, or empty when the graphs agree or the model cannot run on other
 // values. STRICT throws ExportError instead of warning, and when the model cannot run.
+// `before`: the state before `a` was traced (the second trace starts from it).
 std::string check_trace(const TraceResult& a, const Traceable& model,
-                        const std::vector<torch::Tensor>& args, TrainingMode mode,
-                        TraceCheck check);
+                        const std::vector<torch::Tensor>& args, TrainingMode mode, TraceCheck check,
+                        const ModelState* before);
 
 // A symbolic dim: where it occurs among the user inputs, and its sizes in three traces.
 struct DynamicDim {

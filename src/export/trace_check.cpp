@@ -5,7 +5,10 @@
 #include <torch/csrc/jit/ir/constants.h>
 #include <torch/torch.h>
 
+#include <iostream>
+#include <mutex>
 #include <sstream>
+#include <unordered_map>
 
 #include "export/trace.h"
 
@@ -70,9 +73,30 @@ bool same_constant(const c10::IValue& a, const c10::IValue& b) {
 }
 
 // The first difference between two traces, or empty.
+// Where a value comes from, the same in both traces when they agree: "input 0", "output 1 of
+// node 7 (aten::add)".
+std::unordered_map<const jit::Value*, std::string> origins(jit::Graph& g) {
+  std::unordered_map<const jit::Value*, std::string> o;
+  for (size_t k = 0; k < g.inputs().size(); ++k) o[g.inputs()[k]] = "input " + std::to_string(k);
+  size_t i = 0;
+  for (jit::Node* n : g.nodes()) {
+    for (size_t k = 0; k < n->outputs().size(); ++k)
+      o[n->outputs()[k]] = "output " + std::to_string(k) + " of node " + std::to_string(i) + " (" +
+                           n->kind().toQualString() + ")";
+    ++i;
+  }
+  return o;
+}
+
 std::string first_difference(jit::Graph& a, jit::Graph& b) {
   std::vector<jit::Node*> na(a.nodes().begin(), a.nodes().end());
   std::vector<jit::Node*> nb(b.nodes().begin(), b.nodes().end());
+  auto oa = origins(a), ob = origins(b);
+  auto origin = [](const std::unordered_map<const jit::Value*, std::string>& o,
+                   const jit::Value* v) {
+    auto it = o.find(v);
+    return it == o.end() ? std::string("an outer value") : it->second;
+  };
   for (size_t i = 0; i < std::max(na.size(), nb.size()); ++i) {
     if (i >= na.size() || i >= nb.size()) {
       jit::Node* extra = i < na.size() ? na[i] : nb[i];
@@ -88,6 +112,18 @@ std::string first_difference(jit::Graph& a, jit::Graph& b) {
     if (x->kind() != y->kind())
       return std::string("the example's trace records ") + x->kind().toQualString() +
              " where the other one records " + y->kind().toQualString() + where;
+    // The same op reading other values: a branch between two equal-looking paths.
+    if (x->inputs().size() != y->inputs().size())
+      return std::string("the example's trace gives ") + x->kind().toQualString() + " " +
+             std::to_string(x->inputs().size()) + " inputs where the other one gives " +
+             std::to_string(y->inputs().size()) + where;
+    for (size_t k = 0; k < x->inputs().size(); ++k) {
+      std::string fx = origin(oa, x->inputs()[k]), fy = origin(ob, y->inputs()[k]);
+      if (fx != fy)
+        return std::string("the example's trace feeds ") + x->kind().toQualString() + " (node " +
+               std::to_string(i) + ") input " + std::to_string(k) + " from " + fx +
+               " where the other one feeds it from " + fy + where;
+    }
     if (x->kind() != c10::prim::Constant) continue;
     auto vx = jit::toIValue(x->output()), vy = jit::toIValue(y->output());
     if (!vx || !vy || same_constant(*vx, *vy)) continue;
@@ -101,28 +137,58 @@ std::string first_difference(jit::Graph& a, jit::Graph& b) {
     return "a constant is " + shown(*vx) + " in the example's trace and " + shown(*vy) +
            " in the other one" + user + where + " (a number read from a tensor's values)";
   }
+  for (size_t k = 0; k < a.outputs().size() && k < b.outputs().size(); ++k)
+    if (origin(oa, a.outputs()[k]) != origin(ob, b.outputs()[k]))
+      return "the example's trace returns " + origin(oa, a.outputs()[k]) + " as output " +
+             std::to_string(k) + " where the other one returns " + origin(ob, b.outputs()[k]);
+  if (a.outputs().size() != b.outputs().size())
+    return "the traces return " + std::to_string(a.outputs().size()) + " and " +
+           std::to_string(b.outputs().size()) + " outputs";
   return {};
 }
 
 }  // namespace
 
-std::string check_trace(const TraceResult& a, const Traceable& model,
-                        const std::vector<torch::Tensor>& args, TrainingMode mode,
-                        TraceCheck check) {
-  if (check == TraceCheck::OFF) return {};
-  // A second forward must not change what is exported: the module's buffers (running stats,
-  // counters) are put back as they were.
-  std::vector<std::pair<at::Tensor, at::Tensor>> buffers;
+ModelState::ModelState(const Traceable& model) {
+  torch::NoGradGuard no_grad;
   if (model.module)
     for (const auto& b : model.module->buffers(/*recurse=*/true))
-      if (b.defined()) buffers.emplace_back(b, b.clone());
-  struct Restore {
-    std::vector<std::pair<at::Tensor, at::Tensor>>& saved;
-    ~Restore() {
-      torch::NoGradGuard no_grad;
-      for (auto& [b, copy] : saved) b.copy_(copy);
+      if (b.defined()) buffers_.emplace_back(b, b.clone());
+  at::Generator gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  rng_ = gen.get_state();
+}
+
+void ModelState::restore() const noexcept {
+  try {
+    torch::NoGradGuard no_grad;
+    for (const auto& [b, saved] : buffers_) {
+      at::Tensor t = b;  // (a handle on the module's own tensor)
+      if (t.sizes() != saved.sizes()) t.resize_(saved.sizes());
+      t.copy_(saved);
     }
-  } restore{buffers};
+    at::Generator gen = at::detail::getDefaultCPUGenerator();
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    gen.set_state(rng_);
+  } catch (const std::exception& e) {
+    std::cerr << "tonnx: warning: the trace check could not restore the module's buffers: "
+              << e.what() << "\n";
+  }
+}
+
+std::string check_trace(const TraceResult& a, const Traceable& model,
+                        const std::vector<torch::Tensor>& args, TrainingMode mode, TraceCheck check,
+                        const ModelState* before) {
+  if (check == TraceCheck::OFF) return {};
+  // The second forward starts from the state the first one started from (buffers such as
+  // BatchNorm's num_batches_tracked, the random generator), and leaves the state the first
+  // one left: what is exported is what one trace gives.
+  ModelState after_first(model);
+  if (before) before->restore();
+  struct Restore {
+    const ModelState& state;
+    ~Restore() { state.restore(); }
+  } restore{after_first};
   TraceResult b;
   try {
     b = trace_once(model, other_values(args), mode);

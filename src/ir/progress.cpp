@@ -75,10 +75,11 @@ void clear_progress_line(std::ostream& out) { out << "\r\033[K" << std::flush; }
 ProgressSink timing_progress(std::ostream& out) {
   return [&out](const ProgressEvent& e) {
     if (!e.done) return;
-    out << "tonnx timing: " << e.stage << " " << std::fixed << std::setprecision(1)
-        << e.seconds * 1000 << " ms (RSS " << e.rss_mb << " MB)";
-    if (e.total > 0) out << ", " << size_str(e.total);
-    out << "\n" << std::flush;
+    std::ostringstream line;  // (the caller's stream keeps its own format flags)
+    line << "tonnx timing: " << e.stage << " " << std::fixed << std::setprecision(1)
+         << e.seconds * 1000 << " ms (RSS " << e.rss_mb << " MB)";
+    if (e.total > 0) line << ", " << size_str(e.total);
+    out << line.str() << "\n" << std::flush;
   };
 }
 
