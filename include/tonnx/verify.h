@@ -102,6 +102,11 @@ VerifyReport verify(const Traceable& model, const std::vector<torch::Tensor>& ar
 VerifyReport verify(torch::jit::Module& module, const std::vector<torch::Tensor>& inputs,
                     const VerifyOptions& options = {});
 
+// An export's test data: the graph inputs taken from `examples` (the example inputs given to
+// the export) and LibTorch's outputs, named like the graph's. Throws when an output is a
+// sequence (a list of tensors), which a test data set of one tensor per output cannot hold.
+TestDataSet export_test_data(const ExportSummary& s, const std::vector<at::Tensor>& examples);
+
 // Runs the ONNX file at `onnx_path` on `data`'s inputs with each runtime and compares with
 // data's outputs (LibTorch's); with `references`, finds the first divergent node.
 VerifyReport verify_file(const std::string& onnx_path, const TestDataSet& data,

@@ -26,6 +26,7 @@
 #include "tonnx/models.h"
 #include "tonnx/progress.h"
 #include "tonnx/proto.h"
+#include "tonnx/verify.h"
 
 namespace tonnx::cli {
 namespace fs = std::filesystem;
@@ -281,17 +282,12 @@ ExportOptions export_options(const Args& a) {
 
 void write_export_test_data(const std::string& dir, const std::vector<at::Tensor>& inputs,
                             const ExportSummary& s) {
-  if (s.eager_outputs.size() != s.outputs.size())
-    throw std::runtime_error(
-        "--test-data: the model has " + std::to_string(s.outputs.size()) +
-        " outputs but LibTorch returned " + std::to_string(s.eager_outputs.size()) +
-        " tensors (a list of tensors is one output, an ONNX sequence); test data sets hold one "
-        "tensor per output, so none was written");
   TestDataSet set;
-  set.inputs = s.graph_inputs(inputs);
-  set.outputs = s.eager_outputs;
-  for (const auto& i : s.inputs) set.input_names.push_back(i.name);
-  for (const auto& o : s.outputs) set.output_names.push_back(o.name);
+  try {
+    set = export_test_data(s, inputs);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string("--test-data: ") + e.what() + ", so none was written");
+  }
   write_test_data(dir, set);
 }
 

@@ -367,6 +367,21 @@ void find_divergence(VerifyReport& r, const std::string& path, const TestDataSet
 
 }  // namespace
 
+TestDataSet export_test_data(const ExportSummary& s, const std::vector<at::Tensor>& examples) {
+  if (s.eager_outputs.size() != s.outputs.size())
+    throw std::runtime_error(
+        "the model has " + std::to_string(s.outputs.size()) + " outputs but LibTorch returned " +
+        std::to_string(s.eager_outputs.size()) +
+        " tensors (a list of tensors is one output, an ONNX sequence); a test data set holds one "
+        "tensor per output");
+  TestDataSet data;
+  data.inputs = s.graph_inputs(examples);
+  data.outputs = s.eager_outputs;
+  for (const auto& i : s.inputs) data.input_names.push_back(i.name);
+  for (const auto& out : s.outputs) data.output_names.push_back(out.name);
+  return data;
+}
+
 VerifyReport verify_file(const std::string& path, const TestDataSet& data, const VerifyOptions& o,
                          const std::vector<ReferenceValue>& refs) {
   VerifyReport r;
@@ -435,17 +450,7 @@ VerifyReport verify_export(const std::vector<torch::Tensor>& args, const VerifyO
   for (const auto& a : args) examples.push_back(a.clone());
   ReferenceRecorder rec;
   ExportSummary s = do_export(path);
-  if (s.eager_outputs.size() != s.outputs.size())
-    throw std::runtime_error("the model has " + std::to_string(s.outputs.size()) +
-                             " outputs but LibTorch returned " +
-                             std::to_string(s.eager_outputs.size()) +
-                             " tensors (a list output is one ONNX sequence); verify compares "
-                             "tensor outputs only");
-  TestDataSet data;
-  data.inputs = s.graph_inputs(examples);
-  data.outputs = s.eager_outputs;
-  for (const auto& i : s.inputs) data.input_names.push_back(i.name);
-  for (const auto& out : s.outputs) data.output_names.push_back(out.name);
+  TestDataSet data = export_test_data(s, examples);
   VerifyReport r = verify_file(path, data, o, rec.values());
   if (!rec.note().empty()) r.notes.push_back(rec.note());
   for (const std::string& w : s.warnings) r.notes.push_back("export warning: " + w);
