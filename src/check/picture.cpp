@@ -157,7 +157,6 @@ class DotWriter {
     std::map<std::string, std::string> collapsed_ids;
     std::map<std::string, std::map<std::string, int>> collapsed_ops;
     std::map<std::string, std::vector<std::string>> collapsed_path;
-    std::vector<std::string> node_ids;
     for (const auto& n : g.node()) {
       std::vector<std::string> scope = top ? scope_of(n) : std::vector<std::string>{};
       bool collapse = top && o_.depth > 0 && static_cast<int>(scope.size()) > o_.depth;
@@ -180,7 +179,6 @@ class DotWriter {
         std::string tooltip = n.name().empty() ? "" : ", tooltip=\"" + esc(n.name()) + "\"";
         c->lines.push_back(id + " [label=\"" + esc(node_label(n)) + "\"" + tooltip + "];");
       }
-      node_ids.push_back(id);
       for (const auto& in : n.input()) {
         auto p = producers.find(in);
         if (in.empty() || p == producers.end()) continue;
@@ -255,19 +253,21 @@ class DotWriter {
   std::set<std::string> seen_edges_;
 };
 
-}  // namespace
-
-std::string graph_dot(const onnx::ModelProto& m, const PictureOptions& o) {
+void check_options(const PictureOptions& o) {
   if (o.depth < 0)
     throw std::invalid_argument("picture depth " + std::to_string(o.depth) +
                                 " is negative; give 0 (every scope) or more");
+}
+
+}  // namespace
+
+std::string graph_dot(const onnx::ModelProto& m, const PictureOptions& o) {
+  check_options(o);
   return DotWriter(o).write(m.graph());
 }
 
 std::string graph_svg(const onnx::ModelProto& m, const PictureOptions& o) {
-  if (o.depth < 0)
-    throw std::invalid_argument("picture depth " + std::to_string(o.depth) +
-                                " is negative; give 0 (every scope) or more");
+  check_options(o);
   DotWriter w(o);
   std::string dot = w.write(m.graph());
   if (w.boxes() > kMaxSvgBoxes)

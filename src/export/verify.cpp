@@ -302,16 +302,17 @@ void write_repro(const std::string& dir, const ir::Model& model, const ir::Node&
 void find_divergence(VerifyReport& r, const std::string& path, const TestDataSet& data,
                      const VerifyOptions& o, const std::vector<ReferenceValue>& refs) {
   ir::Model model = load_model(path);
-  ir::Model exposed = load_model(path);
   // Every value of the top-level graph becomes an output, so one run computes them all.
   std::unordered_set<std::string> outs;
-  for (const ir::Value* v : exposed.graph->outputs()) outs.insert(v->name());
-  for (const auto& n : exposed.graph->nodes())
+  for (const ir::Value* v : model.graph->outputs()) outs.insert(v->name());
+  for (const auto& n : model.graph->nodes())
     for (ir::Value* v : n->outputs())
-      if (!v->name().empty() && outs.insert(v->name()).second) exposed.graph->add_output(v);
+      if (!v->name().empty() && outs.insert(v->name()).second) model.graph->add_output(v);
+  // Unoptimized, prepare leaves the graph as it is: the plan and this walk share it (one copy
+  // of the weights).
   backend::PrepareOptions po;
   po.optimize = false;
-  backend::Rep rep = backend::prepare(std::move(exposed), "CPU", po);
+  backend::Rep rep = backend::prepare(model, "CPU", po);
   backend::RunValues feed(data.inputs.begin(), data.inputs.end());
   backend::RunValues got = rep.run_values(feed);
   std::map<std::string, at::Tensor> values;
