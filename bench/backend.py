@@ -1,12 +1,17 @@
 """bench/backend: latency of tonnx's backend next to ONNX Runtime and LibTorch eager.
 
 For each zoo model: export with tonnx (batch 1 where the zoo default is larger), then the
-median of --repeat runs after a warm-up, and prepare time, at 1 and 2 threads, in one run:
+median of --repeat runs after a warm-up, and prepare time, at 1 and 2 threads and at all
+cores (when there are more than 2), in one run:
     /usr/bin/python3 bench/backend.py [build-dir] [model ...]
-Prints ratios tonnx/eager and tonnx/ORT. The goal of issue 4: no model slower than eager.
+Prints ratios tonnx/eager and tonnx/ORT, and per thread count the geometric mean of tonnx/ORT
+and the worst model (issue 16's goals: geomean <= 0.9, no model above 1.0).
 The `dnn_ms` column is tonnx with `--onednn-conv` (Conv on oneDNN in channels-last layout,
 opt-in because it rounds differently from LibTorch); `-` for models without Conv.
+For the transformers, torch.onnx 1.13 also exports the Python twin (bench/torch_export.py) and
+both runtimes run that file too: `ort_torch_ms` and `tonnx_torch_ms`.
 """
+import math
 import os
 import re
 import subprocess
@@ -15,9 +20,13 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT = ["alexnet", "resnet18", "resnet50", "vgg16", "densenet121", "inception_v3", "dcgan_generator",
-           "super_resolution", "word_language_model"]
+           "super_resolution", "word_language_model", "bert_base", "gpt2_small"]
 BATCH1 = {"alexnet": "1x3x224x224"}
-HAS_CONV = set(DEFAULT) - {"word_language_model"}
+HAS_CONV = {"alexnet", "resnet18", "resnet50", "vgg16", "densenet121", "inception_v3", "dcgan_generator",
+            "super_resolution"}
+TORCH_TWIN = {"bert_base": "1x128,1x128", "gpt2_small": "1x128"}
+# Accuracy is the tests' business; a loose tolerance keeps multi-threaded float noise from aborting.
+TOL = ["--rtol", "1e-2", "--atol", "1e-3"]
 
 
 def run(cmd):
@@ -31,40 +40,64 @@ def num(pattern, text):
     return float(re.search(pattern, text).group(1))
 
 
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build")
     names = sys.argv[2:] or DEFAULT
+    tonnx = os.path.join(build, "tonnx")
     tmp = tempfile.mkdtemp(prefix="tonnx_bench_backend_")
     repeat = "20"
+    thread_counts = ["1", "2"] + ([str(os.cpu_count())] if (os.cpu_count() or 1) > 2 else [])
+    ratios = {t: {} for t in thread_counts}
     print(f"{'model':22} {'thr':>3} {'eager_ms':>9} {'tonnx_ms':>9} {'ort_ms':>8} {'tonnx/eager':>11} "
-          f"{'tonnx/ort':>9} {'dnn_ms':>8} {'dnn/ort':>7} {'prepare_ms':>10} {'ort_prep_ms':>11}")
+          f"{'tonnx/ort':>9} {'dnn_ms':>8} {'dnn/ort':>7} {'prepare_ms':>10} {'ort_prep_ms':>11} "
+          f"{'ort_torch_ms':>12} {'tonnx_torch_ms':>14}")
     for name in names:
         path, data = f"{tmp}/{name}.onnx", f"{tmp}/{name}_data"
-        cmd = [os.path.join(build, "tonnx"), "export", name, "-o", path, "--test-data", data]
+        cmd = [tonnx, "export", name, "-o", path, "--test-data", data]
         if name in BATCH1:
             cmd += ["--input-shape", BATCH1[name]]
         run(cmd)
-        for threads in ("1", "2"):
+        tpath, tdata = f"{tmp}/{name}_torch.onnx", f"{tmp}/{name}_torch_data"
+        if name in TORCH_TWIN:
+            run(["/usr/bin/python3", os.path.join(ROOT, "bench", "torch_export.py"), name, TORCH_TWIN[name], tpath,
+                 "--test-data", tdata])
+        for threads in thread_counts:
             eager_cmd = [os.path.join(build, "bench_eager"), name, "--threads", threads, "--repeat", repeat]
             if name in BATCH1:
                 eager_cmd += ["--input-shape", BATCH1[name]]
             eager = num(r"eager_median_ms=([0-9.]+)", run(eager_cmd))
-            # Accuracy is the tests' business; a loose tolerance keeps multi-threaded float noise from aborting.
-            tcmd = [os.path.join(build, "tonnx"), "run", path, "--test-data", data, "--repeat", repeat, "--threads",
-                    threads, "--rtol", "1e-2", "--atol", "1e-3"]
+            tcmd = [tonnx, "run", path, "--test-data", data, "--repeat", repeat, "--threads", threads] + TOL
             t = run(tcmd)
             dnn = num(r"median_ms=([0-9.]+)", run(tcmd + ["--onednn-conv"])) if name in HAS_CONV else 0
-            o = run(["node", os.path.join(ROOT, "tools", "ort_run.js"), path, "--test-data", data, "--repeat", repeat, "--rtol", "1e-2", "--atol", "1e-3",
-                     "--threads", threads])
+            ort = ["node", os.path.join(ROOT, "tools", "ort_run.js")]
+            o = run(ort + [path, "--test-data", data, "--repeat", repeat, "--threads", threads] + TOL)
             tm, prep = num(r"median_ms=([0-9.]+)", t), num(r"prepare_ms=([0-9.e-]+)", t)
             om, oprep = num(r"ort_median_ms=([0-9.]+)", o), num(r"ort_prepare_ms=([0-9.]+)", o)
+            ratios[threads][name] = tm / om
+            twin = f"{'-':>12} {'-':>14}"
+            if name in TORCH_TWIN:
+                ot = num(r"ort_median_ms=([0-9.]+)",
+                         run(ort + [tpath, "--test-data", tdata, "--repeat", repeat, "--threads", threads] + TOL))
+                tt = num(r"median_ms=([0-9.]+)", run([tonnx, "run", tpath, "--test-data", tdata, "--repeat", repeat,
+                                                      "--threads", threads] + TOL))
+                twin = f"{ot:12.2f} {tt:14.2f}"
             e = f"{eager:9.2f}" if eager else f"{'-':>9}"
             r = f"{tm / eager:11.2f}" if eager else f"{'-':>11}"
             d = f"{dnn:8.2f} {dnn / om:7.2f}" if dnn else f"{'-':>8} {'-':>7}"
-            print(f"{name:22} {threads:>3} {e} {tm:9.2f} {om:8.2f} {r} {tm / om:9.2f} {d} {prep:10.1f} {oprep:11.1f}",
-                  flush=True)
-        for f in (path,):
-            os.remove(f)
+            print(f"{name:22} {threads:>3} {e} {tm:9.2f} {om:8.2f} {r} {tm / om:9.2f} {d} {prep:10.1f} {oprep:11.1f} "
+                  f"{twin}", flush=True)
+        for f in (path, tpath):
+            if os.path.exists(f):
+                os.remove(f)
+    for threads in thread_counts:
+        rs = ratios[threads]
+        worst = max(rs, key=rs.get)
+        print(f"threads={threads}: geomean tonnx/ort {geomean(rs.values()):.3f} over {len(rs)} models; "
+              f"worst {worst} {rs[worst]:.2f}")
 
 
 if __name__ == "__main__":

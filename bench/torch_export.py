@@ -2,8 +2,10 @@
 
 torchvision models come from torchvision (weights=None); the pytorch/examples models
 (DCGAN, SuperResolution, word_language_model) are defined here with the same structure.
-Prints export_s=SECONDS. Run with Debian's /usr/bin/python3 (where python3-torch loads).
+Prints export_s=SECONDS; `--test-data DIR` after the output also writes the inputs and
+torch's outputs as DIR/test_data_set_0/*.pb. Run with Debian's /usr/bin/python3 (where python3-torch loads).
 """
+import math
 import sys
 import time
 
@@ -83,11 +85,124 @@ class RNNModel(nn.Module):
         return (F.log_softmax(decoded, dim=1),) + hidden
 
 
+def split_heads(x, heads):
+    return x.view(x.size(0), x.size(1), heads, x.size(2) // heads).transpose(1, 2)
+
+
+def merge_heads(x):
+    t = x.transpose(1, 2).contiguous()
+    return t.view(t.size(0), t.size(1), t.size(2) * t.size(3))
+
+
+class BertLayer(nn.Module):
+    """Hugging Face's BertLayer, as tonnx's zoo model bert_base writes it in C++."""
+    def __init__(self, d, heads, ff):
+        super().__init__()
+        self.heads = heads
+        self.query, self.key, self.value = nn.Linear(d, d), nn.Linear(d, d), nn.Linear(d, d)
+        self.attention_output, self.attention_norm = nn.Linear(d, d), nn.LayerNorm(d, eps=1e-12)
+        self.intermediate, self.output = nn.Linear(d, ff), nn.Linear(ff, d)
+        self.output_norm = nn.LayerNorm(d, eps=1e-12)
+
+    def forward(self, x, mask):
+        q, k, v = (split_heads(f(x), self.heads) for f in (self.query, self.key, self.value))
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(q.size(-1))
+        probs = torch.softmax(scores + mask, -1)
+        h = self.attention_norm(self.attention_output(merge_heads(torch.matmul(probs, v))) + x)
+        return self.output_norm(self.output(F.gelu(self.intermediate(h))) + h)
+
+
+class Bert(nn.Module):
+    def __init__(self, vocab=30522, positions=512, d=768, heads=12, ff=3072, layers=12):
+        super().__init__()
+        self.word_embeddings, self.position_embeddings = nn.Embedding(vocab, d), nn.Embedding(positions, d)
+        self.token_type_embeddings, self.embedding_norm = nn.Embedding(2, d), nn.LayerNorm(d, eps=1e-12)
+        self.encoder = nn.ModuleList(BertLayer(d, heads, ff) for _ in range(layers))
+        self.register_buffer("position_ids", torch.arange(positions).unsqueeze(0))
+        self.register_buffer("token_type_ids", torch.zeros(1, positions, dtype=torch.long))
+
+    def forward(self, ids, attention_mask):
+        t = ids.size(1)
+        h = (self.word_embeddings(ids) + self.position_embeddings(self.position_ids[:, :t]) +
+             self.token_type_embeddings(self.token_type_ids[:, :t]))
+        h = self.embedding_norm(h)
+        mask = (1.0 - attention_mask[:, None, None, :].float()) * -10000.0
+        for layer in self.encoder:
+            h = layer(h, mask)
+        return h
+
+
+class Gpt2Block(nn.Module):
+    def __init__(self, d, heads, positions):
+        super().__init__()
+        self.d, self.heads = d, heads
+        self.ln_1, self.c_attn, self.attn_proj = nn.LayerNorm(d), nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.ln_2, self.c_fc, self.mlp_proj = nn.LayerNorm(d), nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+        self.register_buffer("causal", torch.ones(positions, positions, dtype=torch.bool).tril().view(
+            1, 1, positions, positions))
+
+    def forward(self, x):
+        q, k, v = (split_heads(t, self.heads) for t in self.c_attn(self.ln_1(x)).split(self.d, 2))
+        w = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(q.size(-1))
+        t = x.size(1)
+        w = torch.softmax(torch.where(self.causal[:, :, :t, :t], w, torch.tensor(torch.finfo(w.dtype).min)), -1)
+        h = x + self.attn_proj(merge_heads(torch.matmul(w, v)))
+        return h + self.mlp_proj(F.gelu(self.c_fc(self.ln_2(h)), approximate="tanh"))
+
+
+class Gpt2(nn.Module):
+    def __init__(self, vocab=50257, positions=1024, d=768, heads=12, layers=12):
+        super().__init__()
+        self.wte, self.wpe = nn.Embedding(vocab, d), nn.Embedding(positions, d)
+        self.h = nn.ModuleList(Gpt2Block(d, heads, positions) for _ in range(layers))
+        self.ln_f = nn.LayerNorm(d)
+        self.register_buffer("position_ids", torch.arange(positions).unsqueeze(0))
+
+    def forward(self, ids):
+        x = self.wte(ids) + self.wpe(self.position_ids[:, :ids.size(1)])
+        for block in self.h:
+            x = block(x)
+        return F.linear(self.ln_f(x), self.wte.weight)
+
+
+def init_transformer(m):
+    with torch.no_grad():
+        for k, p in m.named_parameters():
+            if p.dim() >= 2:
+                p.normal_(0, 0.02)
+            elif k.endswith(".weight"):
+                p.uniform_(0.9, 1.1)
+            else:
+                p.uniform_(-0.02, 0.02)
+    return m.eval()
+
+
+TRANSFORMERS = {"bert_base": Bert, "gpt2_small": Gpt2}
+VOCAB = {"bert_base": 30522, "gpt2_small": 50257}
+
+
+def example_inputs(name, shapes):
+    """The zoo's example inputs: token ids (and BERT's mask, its last eighth padding), or randn."""
+    if name in TRANSFORMERS:
+        ids = torch.randint(0, VOCAB[name], shapes[0])
+        if name != "bert_base":
+            return [ids]
+        mask = torch.ones(shapes[1], dtype=torch.long)
+        t = mask.size(-1)
+        if t > 1:
+            mask[..., t - max(1, t // 8):] = 0
+        return [ids, mask]
+    return [torch.randint(0, 33278, dims) if name.startswith("word_language_model") and i == 0
+            else torch.randn(*dims) for i, dims in enumerate(shapes)]
+
+
 # zoo name -> (d_model, heads, feed-forward, layers): nn.TransformerEncoder, sequence first.
 ENCODERS = {"transformer_encoder": (2048, 16, 8192, 16), "transformer_encoder_small": (256, 4, 1024, 2)}
 
 
 def build(name):
+    if name in TRANSFORMERS:
+        return init_transformer(TRANSFORMERS[name]())
     if name in ENCODERS:
         d, h, ff, n = ENCODERS[name]
         enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(d, h, ff), n).eval()
@@ -114,18 +229,31 @@ def build(name):
     return getattr(torchvision.models, name)(weights=None, **kwargs).eval()
 
 
+def write_test_data(directory, model, inputs):
+    """DIR/test_data_set_0/input_K.pb and output_K.pb (TensorProto): the inputs and torch's outputs."""
+    import os
+    from onnx import numpy_helper
+    with torch.no_grad():
+        outputs = model(*inputs)
+    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+    d = os.path.join(directory, "test_data_set_0")
+    os.makedirs(d, exist_ok=True)
+    for kind, tensors in (("input", inputs), ("output", outputs)):
+        for k, t in enumerate(tensors):
+            with open(os.path.join(d, f"{kind}_{k}.pb"), "wb") as f:
+                f.write(numpy_helper.from_array(t.numpy()).SerializeToString())
+
+
 def main():
     name, shapes, out = sys.argv[1], sys.argv[2], sys.argv[3]
     torch.manual_seed(0)
     model = build(name)
-    inputs = []
-    for i, shape in enumerate(shapes.split(",")):
-        dims = [int(d) for d in shape.split("x")]
-        inputs.append(torch.randint(0, 33278, dims) if name.startswith("word_language_model") and i == 0
-                      else torch.randn(*dims))
+    inputs = example_inputs(name, [[int(d) for d in shape.split("x")] for shape in shapes.split(",")])
     t0 = time.perf_counter()
     torch.onnx.export(model, tuple(inputs), out, opset_version=17, do_constant_folding=True)
     print(f"export_s={time.perf_counter() - t0:.3f}")
+    if len(sys.argv) > 5 and sys.argv[4] == "--test-data":
+        write_test_data(sys.argv[5], model, inputs)
 
 
 if __name__ == "__main__":

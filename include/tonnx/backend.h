@@ -112,6 +112,11 @@ struct PrepareOptions {
   // LibTorch: VGG-16 and AlexNet outputs move 3e-5, random-weight ResNet-50 1.2e-3
   // relative, beyond ONNX's test tolerances (ONNX Runtime: about half that), so off by default.
   bool onednn_conv = false;
+  // Run MatMul and Gemm whose B is an initializer on oneDNN's matmul, B packed once at
+  // prepare (BERT-base: 0.6x the time of LibTorch's OpenBLAS GEMMs, which use AVX2 kernels on
+  // this project's AVX-512 CPU). Sums in another order than LibTorch: outputs move about 1e-6
+  // relative (docs/backend.md), within ONNX's test tolerances; off gives LibTorch's results.
+  bool onednn_gemm = true;
   // Time every node of every run (like ONNX Runtime's enable_profiling); read Rep::profile().
   bool profile = false;
 };

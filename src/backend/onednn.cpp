@@ -20,6 +20,7 @@ constexpr auto kF32 = memory::data_type::f32;
 constexpr size_t kMaxCachedShapes = 16;
 std::atomic<uint64_t> g_deconv_runs{0};
 std::atomic<uint64_t> g_conv_runs{0};
+std::atomic<uint64_t> g_matmul_runs{0};
 
 const dnnl::engine& cpu_engine() {
   static const dnnl::engine e(dnnl::engine::kind::cpu, 0);
@@ -432,6 +433,106 @@ at::Tensor OneDnnConv::Impl::execute(const Entry& e, const at::Tensor& x, const 
   dnnl::stream s(eng);
   e.prim.execute(s, args);
   s.wait();
+  return y;
+}
+
+// ---------------- MatMul ----------------
+
+namespace {
+memory::desc matrix(int64_t rows, int64_t cols, Tag tag) { return {{rows, cols}, kF32, tag}; }
+bool reference_impl(const char* info) { return std::string(info).find("ref") != std::string::npos; }
+}  // namespace
+
+struct OneDnnMatmul::Impl {
+  int64_t k = 0, n = 0;
+  memory weights;  // B, packed at prepare
+  struct Entry {
+    dnnl::matmul prim;
+    memory::desc scratch;
+  };
+  ShapeCache<std::pair<int64_t, bool>, Entry> cache;  // A's rows, bias
+
+  std::shared_ptr<const Entry> build(int64_t m, bool bias) const {
+    try {
+      memory::desc a = matrix(m, k, Tag::ab), y = matrix(m, n, Tag::ab);
+      auto desc = bias ? dnnl::matmul::desc(a, weights.get_desc(), matrix(1, n, Tag::ab), y)
+                       : dnnl::matmul::desc(a, weights.get_desc(), y);
+      dnnl::matmul::primitive_desc pd(desc, user_scratchpad(), cpu_engine());
+      if (reference_impl(pd.impl_info_str())) return nullptr;
+      auto e = std::make_shared<Entry>();
+      e->prim = dnnl::matmul(pd);
+      e->scratch = pd.scratchpad_desc();
+      return e;
+    } catch (const dnnl::error&) {
+      return nullptr;  // ATen runs it
+    }
+  }
+};
+
+std::shared_ptr<const OneDnnMatmul> OneDnnMatmul::make(const at::Tensor& b) {
+  if (!b.defined() || b.scalar_type() != at::kFloat || b.dim() != 2 || b.numel() == 0)
+    return nullptr;
+  std::shared_ptr<OneDnnMatmul> r(new OneDnnMatmul());
+  r->impl_ = std::make_unique<Impl>();
+  Impl& im = *r->impl_;
+  im.k = b.size(0);
+  im.n = b.size(1);
+  try {
+    // The format B is packed into, asked for 128 rows of A (it is the same for any count).
+    dnnl::matmul::primitive_desc pd(
+        dnnl::matmul::desc(matrix(128, im.k, Tag::ab), matrix(im.k, im.n, Tag::any),
+                           matrix(128, im.n, Tag::ab)),
+        user_scratchpad(), cpu_engine());
+    if (reference_impl(pd.impl_info_str())) return nullptr;
+    // B as stored: row-major, or column-major (Gemm's transB, a folded Transpose's view).
+    at::Tensor src = b;
+    Tag tag = Tag::ab;
+    if (!b.is_contiguous()) {
+      if (b.t().is_contiguous())
+        tag = Tag::ba;
+      else
+        src = b.contiguous();
+    }
+    memory::desc user = matrix(im.k, im.n, tag);
+    memory user_b(user, cpu_engine(), src.data_ptr());
+    im.weights = memory(pd.weights_desc(), cpu_engine());
+    dnnl::stream s(cpu_engine());
+    Reorder(user, pd.weights_desc()).run(s, user_b, im.weights);
+  } catch (const dnnl::error&) {
+    return nullptr;
+  }
+  return r;
+}
+
+OneDnnMatmul::~OneDnnMatmul() = default;
+int64_t OneDnnMatmul::rows() const { return impl_->k; }
+int64_t OneDnnMatmul::cols() const { return impl_->n; }
+uint64_t OneDnnMatmul::runs() { return g_matmul_runs.load(); }
+
+at::Tensor OneDnnMatmul::run(const at::Tensor& a, const at::Tensor& c) const {
+  const Impl& im = *impl_;
+  if (a.scalar_type() != at::kFloat || a.dim() != 2 || a.size(1) != im.k || a.size(0) == 0)
+    return {};
+  if (c.defined() && (c.scalar_type() != at::kFloat || c.numel() != im.n)) return {};
+  const int64_t m = a.size(0);
+  auto e = im.cache.get({m, c.defined()}, [&] { return im.build(m, c.defined()); });
+  if (!e) return {};
+  const dnnl::engine& eng = cpu_engine();
+  at::Tensor ac = a.contiguous(), cc = c.defined() ? c.contiguous() : at::Tensor();
+  at::Tensor y = at::empty({m, im.n}, a.options());
+  std::unordered_map<int, memory> args{
+      {DNNL_ARG_SRC, memory(matrix(m, im.k, Tag::ab), eng, ac.data_ptr())},
+      {DNNL_ARG_WEIGHTS, im.weights},
+      {DNNL_ARG_DST, memory(matrix(m, im.n, Tag::ab), eng, y.data_ptr())}};
+  if (cc.defined())
+    args.emplace(DNNL_ARG_BIAS, memory(matrix(1, im.n, Tag::ab), eng, cc.data_ptr()));
+  at::Tensor scratch_buf;
+  if (e->scratch.get_size() > 0)
+    args.emplace(DNNL_ARG_SCRATCHPAD, scratch_memory(e->scratch, scratch_buf));
+  dnnl::stream s(eng);
+  e->prim.execute(s, args);
+  s.wait();
+  ++g_matmul_runs;
   return y;
 }
 

@@ -171,7 +171,7 @@ void collect_free_names(const ir::Graph& g, std::vector<std::string>& out,
 }
 
 void build_plan(SubPlan& p, const ir::Graph& g, const std::vector<ir::OpsetImport>& opsets,
-                const std::vector<std::string>& captures, bool onednn_conv) {
+                const std::vector<std::string>& captures, KernelChoices choices) {
   std::unordered_map<const ir::Value*, int> slot;
   auto slot_of = [&](const ir::Value* v) {
     auto it = slot.find(v);
@@ -229,7 +229,7 @@ void build_plan(SubPlan& p, const ir::Graph& g, const std::vector<ir::OpsetImpor
     for (const ir::Value* o : n.outputs()) define(o);
     int op_opset = n.domain().empty() ? default_opset : opset_of(opsets, n.domain());
     KernelSpec spec{n, op_opset, {}, &opsets};
-    spec.onednn_conv = onednn_conv;
+    spec.choices = choices;
     for (const ir::Value* in : n.inputs()) {
       const at::Tensor* c = in ? g.initializer(in) : nullptr;
       spec.constant_inputs.push_back(c ? *c : at::Tensor());
@@ -389,7 +389,7 @@ std::shared_ptr<const SubPlan> plan_subgraph(const ir::Graph& g, const KernelSpe
                                              const std::vector<std::string>& captures) {
   static const std::vector<ir::OpsetImport> none;
   auto p = std::make_shared<SubPlan>();
-  build_plan(*p, g, parent.opsets ? *parent.opsets : none, captures, parent.onednn_conv);
+  build_plan(*p, g, parent.opsets ? *parent.opsets : none, captures, parent.choices);
   return p;
 }
 
@@ -418,7 +418,7 @@ Rep prepare(ir::Model model, const std::string& device, const PrepareOptions& op
     fold_constants(g, opset, false);
     passes::fuse_for_cpu(g, opts.fold_batchnorm);
   }
-  build_plan(plan->graph, g, plan->model.opsets, {}, opts.onednn_conv);
+  build_plan(plan->graph, g, plan->model.opsets, {}, {opts.onednn_conv, opts.onednn_gemm});
   plan->graph.check_shapes = opts.check_input_shapes;
   if (opts.memory_arena) plan->arena = make_arena();
   if (opts.profile) {

@@ -3,6 +3,7 @@
 
 #include <sstream>
 
+#include "models/transformers.h"
 #include "tonnx/models.h"
 #include "tonnx/seed_models.h"
 
@@ -169,34 +170,46 @@ std::vector<ZooEntry> build_zoo() {
     Enc c = e;
     const int64_t per_layer = 4 * c.d_model * c.d_model + 4 * c.d_model + 2 * c.d_model * c.ff +
                               c.ff + c.d_model + 4 * c.d_model;
-    z.push_back({c.name,
-                 c.desc,
-                 S{{c.seq, 1, c.d_model}},
-                 {at::kFloat},
-                 [c](uint64_t seed) {
-                   torch::manual_seed(seed);
-                   torch::nn::TransformerEncoder enc(torch::nn::TransformerEncoderOptions(
-                       torch::nn::TransformerEncoderLayerOptions(c.d_model, c.heads)
-                           .dim_feedforward(c.ff)
-                           .dropout(0.1),
-                       c.layers));
-                   // TransformerEncoder clones one layer N times: every layer gets its own
-                   // random weights, as a trained model has.
-                   randomize_encoder(*enc);
-                   enc->eval();
-                   Traceable t;
-                   t.module = enc.ptr();
-                   t.forward = [enc](const std::vector<torch::Tensor>& in) mutable {
-                     if (in.size() != 1)
-                       throw ExportError(
-                           "transformer_encoder takes one input [seq, batch, d_model]");
-                     return std::vector<torch::Tensor>{enc->forward(in[0])};
-                   };
-                   return t;
-                 },
-                 randn_inputs,
-                 c.layers * per_layer});
+    z.push_back(
+        {c.name,
+         c.desc,
+         S{{c.seq, 1, c.d_model}},
+         {at::kFloat},
+         [c](uint64_t seed) {
+           torch::manual_seed(seed);
+           // TransformerEncoder(options(layer, N)) clones its prototype layer N
+           // times and keeps the prototype in its options: one layer's weights
+           // (200 MB at the anchor's size) held for nothing, and a clone's fresh
+           // weights on top while it is made. So the encoder starts empty, the
+           // prototype gives its weights back, and the layers are built in place.
+           auto layer_options = torch::nn::TransformerEncoderLayerOptions(c.d_model, c.heads)
+                                    .dim_feedforward(c.ff)
+                                    .dropout(0.1);
+           torch::nn::TransformerEncoderLayer prototype(layer_options);
+           {
+             torch::NoGradGuard no_grad;
+             for (auto& p : prototype->parameters()) p.set_data(torch::empty({0}));
+           }
+           torch::nn::TransformerEncoder enc(torch::nn::TransformerEncoderOptions(prototype, 0));
+           enc->options.num_layers(c.layers);
+           for (int64_t i = 0; i < c.layers; ++i)
+             enc->layers->push_back(torch::nn::TransformerEncoderLayer(layer_options));
+           // Every layer gets its own random weights, as a trained model has.
+           randomize_encoder(*enc);
+           enc->eval();
+           Traceable t;
+           t.module = enc.ptr();
+           t.forward = [enc](const std::vector<torch::Tensor>& in) mutable {
+             if (in.size() != 1)
+               throw ExportError("transformer_encoder takes one input [seq, batch, d_model]");
+             return std::vector<torch::Tensor>{enc->forward(in[0])};
+           };
+           return t;
+         },
+         randn_inputs,
+         c.layers * per_layer});
   }
+  add_transformer_models(z);
   return z;
 }
 

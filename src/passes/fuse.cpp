@@ -7,6 +7,7 @@
 //   ConvTranspose [+ BatchNormalization] [+ act]  -> ai.tonnx::FusedConv, transposed=1
 //   Gemm + act                                    -> ai.tonnx::FusedGemm
 //   MatMul(A, B) + Add(bias of B's columns) [+ act] -> ai.tonnx::FusedGemm on A's rows
+//   GELU written out (Erf or Tanh and their Mul/Add/Div) -> ai.tonnx::Gelu (fuse_gelu.cpp)
 // where act is Relu, LeakyRelu, Sigmoid or Tanh, applied in place. The BatchNormalization
 // runs inside FusedConv; with fold_batchnorm it is folded into W and B instead, as ONNX
 // Runtime does: one pass less, but rounding differs (ResNet-50 on random weights moved
@@ -165,6 +166,7 @@ std::optional<FusedActivation> parse_fused_activation(const std::string& name) {
 
 size_t fuse_for_cpu(ir::Graph& g, bool fold_bn) {
   if (ir::has_subgraphs(g)) return 0;
+  size_t gelus = fuse_gelu(g);
   std::unordered_set<const ir::Value*> outputs(g.outputs().begin(), g.outputs().end());
   std::vector<ir::Node*> nodes;
   for (const auto& n : g.nodes()) nodes.push_back(n.get());
@@ -240,7 +242,7 @@ size_t fuse_for_cpu(ir::Graph& g, bool fold_bn) {
   for (const auto& [v, t] : g.initializers())
     if (v->uses().empty() && !outputs.count(v) && !inputs.count(v)) dead.push_back(v);
   for (ir::Value* v : dead) g.remove_initializer(v);
-  return fused;
+  return fused + gelus;
 }
 
 }  // namespace tonnx::passes

@@ -29,4 +29,9 @@ std::optional<FusedActivation> parse_fused_activation(const std::string& name);
 // alone (a body may read an intermediate by name). Returns the number of chains fused.
 size_t fuse_for_cpu(ir::Graph& g, bool fold_batchnorm);
 
+// GELU as both exporters write it in ONNX ops (exact, with Erf, or the tanh approximation)
+// -> ai.tonnx::Gelu(x) with approximate "none" or "tanh": ATen's gelu, which is what LibTorch
+// ran (results within an ulp or so of the written-out form). Part of fuse_for_cpu.
+size_t fuse_gelu(ir::Graph& g);
+
 }  // namespace tonnx::passes

@@ -1,5 +1,6 @@
 // The elementwise family: one generic kernel over tables of ATen functions.
 #include "backend/kernels/kernel.h"
+#include "passes/fuse.h"
 
 namespace tonnx::backend {
 namespace {
@@ -209,6 +210,20 @@ TONNX_KERNEL("Clip", 11, kAnyOpset, [](const KernelSpec&) -> Kernel {
     if (in.size() > 1 && in[1].defined()) x = at::maximum(x, in[1].to(x.scalar_type()));
     if (in.size() > 2 && in[2].defined()) x = at::minimum(x, in[2].to(x.scalar_type()));
     return {x};
+  };
+});
+
+// ai.tonnx::Gelu(X), approximate "none" or "tanh": GELU written out in ONNX ops, recognised
+// at prepare (passes/fuse_gelu.cpp), as one call of ATen's gelu.
+TONNX_KERNEL_DOMAIN("Gelu", passes::kFusedDomain, 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
+  const ir::Node& n = s.node;
+  std::string approximate = n.attr_s("approximate", "none");
+  if (approximate != "none" && approximate != "tanh")
+    kernel_fail(n, "approximate is '" + approximate + "', expected 'none' or 'tanh'");
+  return [approximate, &n](const Tensors& in) -> Tensors {
+    const at::Tensor& x = in.at(0);
+    if (!at::isFloatingType(x.scalar_type())) kernel_fail(n, "X must be a float tensor");
+    return {at::gelu(x, approximate)};
   };
 });
 

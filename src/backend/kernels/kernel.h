@@ -48,6 +48,11 @@ class Kernel {
 };
 
 // What a factory may read: the node (attributes, input count) and the model's opset.
+struct KernelChoices {
+  bool onednn_conv = false;  // Conv may run on oneDNN (rounds differently from LibTorch)
+  bool onednn_gemm = false;  // MatMul/Gemm with a constant B may too (docs/backend.md)
+};
+
 struct KernelSpec {
   const ir::Node& node;
   int opset;
@@ -56,8 +61,8 @@ struct KernelSpec {
   std::vector<at::Tensor> constant_inputs;
   // The model's opset imports (subgraphs are planned with them); null in constant folding.
   const std::vector<ir::OpsetImport>* opsets = nullptr;
-  // PrepareOptions::onednn_conv: Conv may run on oneDNN (rounds differently from LibTorch).
-  bool onednn_conv = false;
+  // PrepareOptions' choices of kernels, the same for every node (subgraphs' too).
+  KernelChoices choices{};
 };
 using KernelFactory = std::function<Kernel(const KernelSpec&)>;
 

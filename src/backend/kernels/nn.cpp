@@ -1,4 +1,5 @@
-// Neural-network kernels: convolution, pooling, Gemm/MatMul, softmax, dropout.
+// Neural-network kernels: convolution and pooling (Gemm and MatMul are in gemm.cpp).
+#include "backend/kernels/fused_activation.h"
 #include "backend/kernels/kernel.h"
 #include "backend/onednn.h"
 
@@ -287,7 +288,7 @@ at::Tensor conv_transpose(const ir::Node& n, const ConvTransposeAttrs& a, const 
 // depend on the input shape (SAME_* stays on ATen). `f` carries FusedConv's stages.
 std::shared_ptr<const OneDnnConv> make_onednn_conv(const KernelSpec& s, const ConvLike& c,
                                                    int64_t group, OneDnnConv::Fused f) {
-  if (!s.onednn_conv || s.constant_inputs.size() < 2 || !s.constant_inputs[1].defined() ||
+  if (!s.choices.onednn_conv || s.constant_inputs.size() < 2 || !s.constant_inputs[1].defined() ||
       s.constant_inputs[1].dim() != 4 ||
       (c.auto_pad != AutoPad::NotSet && c.auto_pad != AutoPad::Valid))
     return nullptr;
@@ -316,38 +317,6 @@ TONNX_KERNEL("Conv", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
     return {run_conv(n, c, group, in.at(0), in.at(1), b, w_mkldnn)};
   };
 });
-
-// The fused activation of an ai.tonnx node, applied in place on a tensor the kernel itself
-// allocated: the same ATen functions as the unfused kernels, so the same results.
-struct FusedActivation {
-  using Kind = passes::FusedActivation;
-  Kind kind = Kind::None;
-  double alpha = 0.01;
-  explicit FusedActivation(const ir::Node& n) : alpha(n.attr_f("activation_alpha", 0.01f)) {
-    std::string name = n.attr_s("activation", "");
-    std::optional<Kind> k = passes::parse_fused_activation(name);
-    if (!k) kernel_fail(n, "unknown fused activation '" + name + "'");
-    kind = *k;
-  }
-  void operator()(at::Tensor& y) const {
-    switch (kind) {
-      case Kind::None:
-        break;
-      case Kind::Relu:
-        y.relu_();
-        break;
-      case Kind::LeakyRelu:
-        at::leaky_relu_(y, alpha);
-        break;
-      case Kind::Sigmoid:
-        y.sigmoid_();
-        break;
-      case Kind::Tanh:
-        y.tanh_();
-        break;
-    }
-  }
-};
 
 // BatchNormalization's per-channel x * alpha + beta, computed as ATen 1.13's CPU kernel does
 // (in float: invstd = 1 / sqrt(var + eps), alpha = invstd * scale, beta = bias - mean *
@@ -582,83 +551,6 @@ TONNX_KERNEL("GlobalMaxPool", 1, kAnyOpset, [](const KernelSpec&) -> Kernel {
     for (int64_t i = 2; i < x.dim(); ++i) x = std::get<0>(x.max(i, true));
     return {x};
   };
-});
-
-// alpha * a @ b + beta * c (c broadcast to the result, or undefined). A single row times a
-// large matrix runs as a matrix-vector product: OpenBLAS's GEMM is 2-10x slower than its
-// GEMV there (AlexNet's classifier at batch 1: 44 ms -> 11 ms). GEMV sums in another order
-// than LibTorch's GEMM, so smaller matrices, where it saves at most ~1 ms, keep the GEMM and
-// results identical to LibTorch's.
-constexpr int64_t kGemvMinElements = int64_t{1} << 22;
-at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, double alpha,
-                double beta) {
-  int64_t n = b.size(1);
-  if (a.size(0) == 1 && b.numel() >= kGemvMinElements && a.scalar_type() == at::kFloat &&
-      b.scalar_type() == at::kFloat &&
-      (!c.defined() || (c.scalar_type() == at::kFloat && (c.numel() == n || c.numel() == 1)))) {
-    at::Tensor y = c.defined() ? at::addmv(c.reshape({-1}).expand({n}), b.t(), a[0], beta, alpha)
-                               : at::mv(b.t(), a[0]);
-    if (!c.defined() && alpha != 1.0) y.mul_(alpha);
-    return y.unsqueeze(0);
-  }
-  if (c.defined()) return at::addmm(c, a, b, beta, alpha);
-  at::Tensor y = at::mm(a, b);
-  if (alpha != 1.0) y.mul_(alpha);
-  return y;
-}
-
-at::Tensor run_gemm(const ir::Node& n, double alpha, double beta, bool ta, bool tb,
-                    const Tensors& in) {
-  at::Tensor a = ta ? in.at(0).t() : in.at(0);
-  at::Tensor b = tb ? in.at(1).t() : in.at(1);
-  if (a.dim() != 2 || b.dim() != 2) kernel_fail(n, "A and B must be matrices");
-  if (a.size(1) != b.size(0))
-    kernel_fail(n, "A' is " + std::to_string(a.size(0)) + "x" + std::to_string(a.size(1)) +
-                       " but B' is " + std::to_string(b.size(0)) + "x" + std::to_string(b.size(1)));
-  return gemm(a, b, in.size() > 2 && beta != 0 ? in[2] : at::Tensor(), alpha, beta);
-}
-
-TONNX_KERNEL("Gemm", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
-  const ir::Node& n = s.node;
-  double alpha = n.attr_f("alpha", 1.0f), beta = n.attr_f("beta", 1.0f);
-  bool ta = n.attr_i("transA", 0), tb = n.attr_i("transB", 0);
-  return [alpha, beta, ta, tb, &n](const Tensors& in) -> Tensors {
-    return {run_gemm(n, alpha, beta, ta, tb, in)};
-  };
-});
-
-// ai.tonnx::FusedGemm: a Gemm (or, with batched=1, MatMul(A, B) + C over A's last axis, C
-// a vector of B's columns) followed by the activation.
-TONNX_KERNEL_DOMAIN("FusedGemm", passes::kFusedDomain, 1, kAnyOpset,
-                    [](const KernelSpec& s) -> Kernel {
-                      const ir::Node& n = s.node;
-                      double alpha = n.attr_f("alpha", 1.0f), beta = n.attr_f("beta", 1.0f);
-                      bool ta = n.attr_i("transA", 0), tb = n.attr_i("transB", 0);
-                      bool batched = n.attr_i("batched", 0) != 0;
-                      FusedActivation act(n);
-                      return [alpha, beta, ta, tb, batched, act, &n](const Tensors& in) -> Tensors {
-                        at::Tensor y;
-                        if (batched) {
-                          const at::Tensor &a = in.at(0), &b = in.at(1), &c = in.at(2);
-                          if (a.dim() < 1 || b.dim() != 2 || a.size(-1) != b.size(0))
-                            kernel_fail(
-                                n, "MatMul of " + std::to_string(a.dim()) + "-D A (last dim " +
-                                       (a.dim() ? std::to_string(a.size(-1)) : std::string("-")) +
-                                       ") with B of shape " + c10::str(b.sizes()) +
-                                       ": A's last dim must equal B's rows");
-                          std::vector<int64_t> shape(a.sizes().begin(), a.sizes().end() - 1);
-                          shape.push_back(b.size(1));
-                          y = gemm(a.reshape({-1, a.size(-1)}), b, c, 1.0, 1.0).view(shape);
-                        } else {
-                          y = run_gemm(n, alpha, beta, ta, tb, in);
-                        }
-                        act(y);
-                        return {y};
-                      };
-                    });
-
-TONNX_KERNEL("MatMul", 1, kAnyOpset, [](const KernelSpec&) -> Kernel {
-  return [](const Tensors& in) -> Tensors { return {at::matmul(in.at(0), in.at(1))}; };
 });
 
 // ConvTranspose: computed without padding, then cropped by pads (or to output_shape).

@@ -1,0 +1,131 @@
+// Gemm, MatMul and the fused ai.tonnx::FusedGemm: on oneDNN's matmul where B is an
+// initializer (PrepareOptions::onednn_gemm), else on LibTorch (OpenBLAS).
+#include "backend/kernels/fused_activation.h"
+#include "backend/kernels/kernel.h"
+#include "backend/onednn.h"
+
+namespace tonnx::backend {
+namespace {
+
+// alpha * a @ b + beta * c (c broadcast to the result, or undefined). A single row times a
+// large matrix runs as a matrix-vector product: OpenBLAS's GEMM is 2-10x slower than its
+// GEMV there (AlexNet's classifier at batch 1: 44 ms -> 11 ms). GEMV sums in another order
+// than LibTorch's GEMM, so smaller matrices, where it saves at most ~1 ms, keep the GEMM and
+// results identical to LibTorch's.
+constexpr int64_t kGemvMinElements = int64_t{1} << 22;
+at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, double alpha,
+                double beta) {
+  int64_t n = b.size(1);
+  if (a.size(0) == 1 && b.numel() >= kGemvMinElements && a.scalar_type() == at::kFloat &&
+      b.scalar_type() == at::kFloat &&
+      (!c.defined() || (c.scalar_type() == at::kFloat && (c.numel() == n || c.numel() == 1)))) {
+    at::Tensor y = c.defined() ? at::addmv(c.reshape({-1}).expand({n}), b.t(), a[0], beta, alpha)
+                               : at::mv(b.t(), a[0]);
+    if (!c.defined() && alpha != 1.0) y.mul_(alpha);
+    return y.unsqueeze(0);
+  }
+  if (c.defined()) return at::addmm(c, a, b, beta, alpha);
+  at::Tensor y = at::mm(a, b);
+  if (alpha != 1.0) y.mul_(alpha);
+  return y;
+}
+
+at::Tensor run_gemm(const ir::Node& n, double alpha, double beta, bool ta, bool tb,
+                    const Tensors& in) {
+  at::Tensor a = ta ? in.at(0).t() : in.at(0);
+  at::Tensor b = tb ? in.at(1).t() : in.at(1);
+  if (a.dim() != 2 || b.dim() != 2) kernel_fail(n, "A and B must be matrices");
+  if (a.size(1) != b.size(0))
+    kernel_fail(n, "A' is " + std::to_string(a.size(0)) + "x" + std::to_string(a.size(1)) +
+                       " but B' is " + std::to_string(b.size(0)) + "x" + std::to_string(b.size(1)));
+  return gemm(a, b, in.size() > 2 && beta != 0 ? in[2] : at::Tensor(), alpha, beta);
+}
+
+// oneDNN's matmul for a node whose B (input 1) is an initializer, multiplied as the node
+// does (transposed for transB); null where it does not apply (PrepareOptions::onednn_gemm).
+std::shared_ptr<const OneDnnMatmul> make_onednn_matmul(const KernelSpec& s, bool tb) {
+  if (!s.choices.onednn_gemm || s.constant_inputs.size() < 2 || !s.constant_inputs[1].defined() ||
+      s.constant_inputs[1].dim() != 2)
+    return nullptr;
+  return OneDnnMatmul::make(tb ? s.constant_inputs[1].t() : s.constant_inputs[1]);
+}
+
+// A bias oneDNN adds as ATen would broadcast it: undefined, or one row of n values.
+bool bias_row(const at::Tensor& c, int64_t n) {
+  return !c.defined() || (c.dim() == 1 && c.size(0) == n) ||
+         (c.dim() == 2 && c.size(0) == 1 && c.size(1) == n);
+}
+
+// A Gemm (alpha 1, A not transposed) on oneDNN; undefined where the call does not fit.
+at::Tensor onednn_gemm(const OneDnnMatmul* dnn, double beta, const Tensors& in) {
+  if (!dnn) return {};
+  at::Tensor c = in.size() > 2 && beta != 0 ? in[2] : at::Tensor();
+  if (c.defined() && beta != 1.0) return {};
+  const at::Tensor& a = in.at(0);
+  int64_t n = dnn->cols();
+  if (!bias_row(c, n)) return {};
+  return dnn->run(a, c);
+}
+
+TONNX_KERNEL("Gemm", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
+  const ir::Node& n = s.node;
+  double alpha = n.attr_f("alpha", 1.0f), beta = n.attr_f("beta", 1.0f);
+  bool ta = n.attr_i("transA", 0), tb = n.attr_i("transB", 0);
+  auto dnn = alpha == 1.0 && !ta ? make_onednn_matmul(s, tb) : nullptr;
+  return [alpha, beta, ta, tb, dnn, &n](const Tensors& in) -> Tensors {
+    at::Tensor y = onednn_gemm(dnn.get(), beta, in);
+    return {y.defined() ? y : run_gemm(n, alpha, beta, ta, tb, in)};
+  };
+});
+
+// ai.tonnx::FusedGemm: a Gemm (or, with batched=1, MatMul(A, B) + C over A's last axis, C
+// a vector of B's columns) followed by the activation.
+TONNX_KERNEL_DOMAIN(
+    "FusedGemm", passes::kFusedDomain, 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
+      const ir::Node& n = s.node;
+      double alpha = n.attr_f("alpha", 1.0f), beta = n.attr_f("beta", 1.0f);
+      bool ta = n.attr_i("transA", 0), tb = n.attr_i("transB", 0);
+      bool batched = n.attr_i("batched", 0) != 0;
+      FusedActivation act(n);
+      auto dnn = alpha == 1.0 && !ta ? make_onednn_matmul(s, tb) : nullptr;
+      return [alpha, beta, ta, tb, batched, act, dnn, &n](const Tensors& in) -> Tensors {
+        at::Tensor y;
+        if (batched) {
+          const at::Tensor &a = in.at(0), &b = in.at(1), &c = in.at(2);
+          if (a.dim() < 1 || b.dim() != 2 || a.size(-1) != b.size(0))
+            kernel_fail(n, "MatMul of " + std::to_string(a.dim()) + "-D A (last dim " +
+                               (a.dim() ? std::to_string(a.size(-1)) : std::string("-")) +
+                               ") with B of shape " + c10::str(b.sizes()) +
+                               ": A's last dim must equal B's rows");
+          std::vector<int64_t> shape(a.sizes().begin(), a.sizes().end() - 1);
+          shape.push_back(b.size(1));
+          at::Tensor a2 = a.reshape({-1, a.size(-1)});
+          if (dnn && bias_row(c, b.size(1))) y = dnn->run(a2, c);
+          if (!y.defined()) y = gemm(a2, b, c, 1.0, 1.0);
+          y = y.view(shape);
+        } else {
+          y = onednn_gemm(dnn.get(), beta, in);
+          if (!y.defined()) y = run_gemm(n, alpha, beta, ta, tb, in);
+        }
+        act(y);
+        return {y};
+      };
+    });
+
+// MatMul; with B an initializer matrix, A's rows (all leading axes) times B on oneDNN.
+TONNX_KERNEL("MatMul", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
+  auto dnn = make_onednn_matmul(s, false);
+  return [dnn](const Tensors& in) -> Tensors {
+    const at::Tensor& a = in.at(0);
+    if (dnn && a.dim() >= 2 && a.size(-1) == dnn->rows()) {
+      std::vector<int64_t> shape(a.sizes().begin(), a.sizes().end() - 1);
+      shape.push_back(dnn->cols());
+      at::Tensor y = dnn->run(a.reshape({-1, a.size(-1)}), {});
+      if (y.defined()) return {y.view(shape)};
+    }
+    return {at::matmul(a, in.at(1))};
+  };
+});
+
+}  // namespace
+}  // namespace tonnx::backend

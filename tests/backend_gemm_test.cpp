@@ -1,0 +1,279 @@
+// MatMul and Gemm by an initializer on oneDNN's matmul (PrepareOptions::onednn_gemm), and the
+// GELU fusion. Oracles: LibTorch's own matmul/addmm/gelu, and the same graph with the option
+// off (LibTorch's BLAS, bit for bit).
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <limits>
+#include <thread>
+
+#include "backend/onednn.h"
+#include "tonnx/backend.h"
+#include "tonnx/compare.h"
+#include "tonnx/ir.h"
+#include "tonnx/proto.h"
+
+namespace {
+
+using tonnx::backend::OneDnnMatmul;
+using tonnx::backend::PrepareOptions;
+using tonnx::backend::Rep;
+namespace ir = tonnx::ir;
+
+struct G {
+  ir::Model m;
+  ir::Graph& g = *m.graph;
+  G() { m.opsets = {{"", 17}}; }
+  ir::Value* in(const std::string& name) { return g.add_input(name); }
+  ir::Value* init(const std::string& name, at::Tensor t) { return g.add_initializer(name, t); }
+  ir::Value* op(const std::string& type, std::vector<ir::Value*> ins,
+                std::vector<ir::Attr> a = {}) {
+    ir::Value* v = g.add_node(type, std::move(ins), std::move(a))->output();
+    v->set_name("v" + std::to_string(++count));
+    return v;
+  }
+  int count = 0;
+  void out(ir::Value* v, const std::string& name) {
+    v->set_name(name);
+    g.add_output(v);
+  }
+  // A float scalar: an initializer, or a Constant node as exporters write small constants.
+  bool constant_nodes = false;
+  ir::Value* scalar(double v) {
+    at::Tensor t = torch::tensor(static_cast<float>(v));
+    if (constant_nodes) return op("Constant", {}, {{"value", ir::AttrValue(t)}});
+    return init("c" + std::to_string(++count), t);
+  }
+};
+
+Rep prepare(G& b, bool onednn_gemm, bool optimize = true) {
+  PrepareOptions o;
+  o.onednn_gemm = onednn_gemm;
+  o.optimize = optimize;
+  o.profile = true;
+  return tonnx::backend::prepare(tonnx::model_to_proto(b.m), "CPU", o);
+}
+
+std::vector<std::string> ops_of(const Rep& r) {
+  std::vector<std::string> ops;
+  for (const auto& p : r.profile()) ops.push_back(p.op_type);
+  return ops;
+}
+bool has(const std::vector<std::string>& ops, const std::string& op) {
+  return std::find(ops.begin(), ops.end(), op) != ops.end();
+}
+
+void expect_close(const at::Tensor& got, const at::Tensor& want, double rtol = 1e-5,
+                  double atol = 1e-5) {
+  tonnx::Comparison c = tonnx::compare(got, want, {rtol, atol});
+  EXPECT_TRUE(c.ok) << c.mismatch << ", max abs diff " << c.max_abs;
+}
+
+ir::Attr attr_i(const char* n, int64_t v) { return {n, ir::AttrValue(v)}; }
+ir::Attr attr_f(const char* n, float v) { return {n, ir::AttrValue(v)}; }
+
+TEST(OneDnnGemm, MatMulByAnInitializerMatchesLibTorch) {
+  torch::manual_seed(0);
+  for (std::vector<int64_t> kn : {std::vector<int64_t>{5, 4}, {64, 96}, {300, 7}}) {
+    at::Tensor w = torch::randn(kn);
+    for (std::vector<int64_t> shape : {std::vector<int64_t>{3, kn[0]},
+                                       {2, 3, kn[0]},
+                                       {2, 1, 4, kn[0]},
+                                       {1, kn[0]},
+                                       {kn[0]},
+                                       {0, kn[0]}}) {
+      SCOPED_TRACE(c10::str(at::IntArrayRef(kn), " A ", at::IntArrayRef(shape)));
+      G b;
+      b.out(b.op("MatMul", {b.in("a"), b.init("w", w)}), "y");
+      at::Tensor a = torch::randn(shape);
+      uint64_t before = OneDnnMatmul::runs();
+      at::Tensor y = prepare(b, true).run({a})[0];
+      at::Tensor want = at::matmul(a, w);
+      EXPECT_EQ(y.sizes(), want.sizes());
+      expect_close(y, want);
+      // Rank 1 (a vector) and zero rows are ATen's.
+      bool dnn = shape.size() >= 2 && shape[0] != 0;
+      EXPECT_EQ(OneDnnMatmul::runs() - before, dnn ? 1u : 0u);
+      // Off: LibTorch's BLAS, bit for bit.
+      EXPECT_TRUE(at::equal(prepare(b, false).run({a})[0], want));
+    }
+  }
+}
+
+TEST(OneDnnGemm, GemmTakesOneDnnOnlyWhereItComputesTheSame) {
+  torch::manual_seed(1);
+  const int64_t m = 3, k = 6, n = 5;
+  struct Case {
+    const char* what;
+    float alpha, beta;
+    bool ta, tb;
+    std::vector<int64_t> c;  // empty: no C
+    bool dnn;
+  };
+  for (const Case& c : {Case{"plain", 1, 1, false, false, {}, true},
+                        Case{"transB, bias [N]", 1, 1, false, true, {n}, true},
+                        Case{"bias [1, N]", 1, 1, false, false, {1, n}, true},
+                        Case{"bias [M, N]", 1, 1, false, false, {m, n}, false},
+                        Case{"bias [M, 1]", 1, 1, false, false, {m, 1}, false},
+                        Case{"scalar bias", 1, 1, false, false, {1}, n == 1},
+                        Case{"beta 2", 1, 2, false, false, {n}, false},
+                        Case{"beta 0 ignores C", 1, 0, false, false, {n}, true},
+                        Case{"alpha 0.5", 0.5, 1, false, false, {n}, false},
+                        Case{"transA", 1, 1, true, false, {n}, false}}) {
+    SCOPED_TRACE(c.what);
+    G b;
+    at::Tensor w = c.tb ? torch::randn({n, k}) : torch::randn({k, n});
+    std::vector<ir::Value*> ins{b.in("a"), b.init("w", w)};
+    at::Tensor bias = c.c.empty() ? at::Tensor() : torch::randn(c.c);
+    if (bias.defined()) ins.push_back(b.init("c", bias));
+    b.out(b.op("Gemm", ins,
+               {attr_f("alpha", c.alpha), attr_f("beta", c.beta), attr_i("transA", c.ta),
+                attr_i("transB", c.tb)}),
+          "y");
+    at::Tensor a = c.ta ? torch::randn({k, m}) : torch::randn({m, k});
+    at::Tensor want = c.alpha * at::mm(c.ta ? a.t() : a, c.tb ? w.t() : w);
+    if (bias.defined()) want = want + c.beta * bias;
+    uint64_t before = OneDnnMatmul::runs();
+    at::Tensor y = prepare(b, true).run({a})[0];
+    EXPECT_EQ(OneDnnMatmul::runs() - before, c.dnn ? 1u : 0u);
+    expect_close(y, want);
+  }
+}
+
+TEST(OneDnnGemm, FusedMatMulBiasReluAndNanInf) {
+  torch::manual_seed(2);
+  G b;
+  at::Tensor w = torch::randn({8, 4}), bias = torch::randn({4});
+  b.out(b.op("Relu",
+             {b.op("Add", {b.op("MatMul", {b.in("a"), b.init("w", w)}), b.init("bias", bias)})}),
+        "y");
+  Rep rep = prepare(b, true);
+  at::Tensor a = torch::randn({2, 3, 8});
+  float inf = std::numeric_limits<float>::infinity();
+  a[0][1][2] = std::nanf("");
+  a[1][2][5] = inf;
+  uint64_t before = OneDnnMatmul::runs();
+  at::Tensor y = rep.run({a})[0];
+  EXPECT_TRUE(has(ops_of(rep), "FusedGemm"));
+  EXPECT_EQ(OneDnnMatmul::runs() - before, 1u);
+  at::Tensor want = at::relu(at::matmul(a, w) + bias);
+  // NaN rows stay NaN, inf rows +inf or NaN exactly where LibTorch has them.
+  EXPECT_TRUE(at::equal(y.isnan(), want.isnan()));
+  EXPECT_TRUE(at::equal(y.isinf(), want.isinf()));
+  at::Tensor finite = want.isfinite();
+  expect_close(y.masked_select(finite), want.masked_select(finite));
+}
+
+TEST(OneDnnGemm, IntegerAndRunTimeWeightsStayOnATen) {
+  G b;
+  b.out(b.op("MatMul", {b.in("a"), b.init("w", torch::arange(12, torch::kLong).view({3, 4}))}),
+        "y");
+  b.out(b.op("MatMul", {b.in("f"), b.in("rw")}), "z");
+  at::Tensor a = torch::arange(6, torch::kLong).view({2, 3});
+  at::Tensor f = torch::randn({2, 3}), rw = torch::randn({3, 4});
+  uint64_t before = OneDnnMatmul::runs();
+  auto out = prepare(b, true).run({a, f, rw});
+  EXPECT_EQ(OneDnnMatmul::runs(), before);
+  EXPECT_TRUE(at::equal(out[0], at::matmul(a, torch::arange(12, torch::kLong).view({3, 4}))));
+  EXPECT_TRUE(at::equal(out[1], at::matmul(f, rw)));
+}
+
+TEST(OneDnnGemm, ConcurrentRunsAndManyRowCounts) {
+  torch::manual_seed(3);
+  G b;
+  at::Tensor w = torch::randn({32, 48});
+  b.out(b.op("MatMul", {b.in("a"), b.init("w", w)}), "y");
+  Rep rep = prepare(b, true);
+  // More row counts than a node caches primitives for (16).
+  for (int64_t rows = 1; rows <= 20; ++rows) {
+    at::Tensor a = torch::randn({rows, 32});
+    expect_close(rep.run({a})[0], at::matmul(a, w));
+  }
+  std::vector<at::Tensor> as, got(4);
+  for (int i = 0; i < 4; ++i) as.push_back(torch::randn({7 + i, 32}));
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([&, i] {
+      for (int r = 0; r < 20; ++r) got[i] = rep.run({as[i]})[0];
+    });
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < 4; ++i) expect_close(got[i], at::matmul(as[i], w));
+}
+
+// GELU as tonnx writes it, and as torch.onnx 1.13 does (other factor orders).
+ir::Value* gelu_erf(G& b, ir::Value* x, bool torch_order) {
+  ir::Value* erf = b.op("Erf", {b.op("Div", {x, b.scalar(std::sqrt(2.0))})});
+  if (torch_order)
+    return b.op("Mul", {b.op("Mul", {x, b.op("Add", {erf, b.scalar(1)})}), b.scalar(0.5)});
+  return b.op("Mul", {b.op("Mul", {x, b.scalar(0.5)}), b.op("Add", {b.scalar(1), erf})});
+}
+ir::Value* gelu_tanh(G& b, ir::Value* x, bool torch_order) {
+  ir::Value* cube =
+      torch_order ? b.op("Mul", {x, b.op("Mul", {x, x})}) : b.op("Mul", {b.op("Mul", {x, x}), x});
+  ir::Value* inner = torch_order ? b.op("Add", {x, b.op("Mul", {b.scalar(0.044715), cube})})
+                                 : b.op("Add", {x, b.op("Mul", {cube, b.scalar(0.044715)})});
+  ir::Value* t = b.op("Tanh", {b.op("Mul", {inner, b.scalar(std::sqrt(2.0 / M_PI))})});
+  if (torch_order)
+    return b.op("Mul", {b.scalar(0.5), b.op("Mul", {x, b.op("Add", {b.scalar(1), t})})});
+  return b.op("Mul", {b.op("Mul", {x, b.scalar(0.5)}), b.op("Add", {b.scalar(1), t})});
+}
+
+TEST(GeluFusion, BothExportersFormsBecomeOneGelu) {
+  at::Tensor x = torch::randn({3, 50}) * 4;
+  float inf = std::numeric_limits<float>::infinity();
+  x[0][0] = std::nanf("");
+  x[0][1] = inf;
+  x[0][2] = -inf;
+  x[0][3] = 0;
+  for (bool tanh : {false, true}) {
+    for (bool torch_order : {false, true}) {
+      for (bool constant_nodes : {false, true}) {
+        SCOPED_TRACE(std::string(tanh ? "tanh" : "erf") + (torch_order ? " torch.onnx" : " tonnx") +
+                     (constant_nodes ? " Constant nodes" : " initializers"));
+        G b;
+        b.constant_nodes = constant_nodes;
+        ir::Value* in = b.in("x");
+        b.out(tanh ? gelu_tanh(b, in, torch_order) : gelu_erf(b, in, torch_order), "y");
+        Rep fast = prepare(b, true);
+        at::Tensor y = fast.run({x})[0];
+        std::vector<std::string> ops = ops_of(fast);
+        ops.erase(std::remove(ops.begin(), ops.end(), "Constant"), ops.end());
+        EXPECT_EQ(ops, std::vector<std::string>{"Gelu"});
+        at::Tensor want = at::gelu(x, tanh ? "tanh" : "none");
+        EXPECT_TRUE(at::equal(y.isnan(), want.isnan()));
+        at::Tensor ok = ~want.isnan();
+        EXPECT_TRUE(at::equal(y.masked_select(ok).isinf(), want.masked_select(ok).isinf()));
+        at::Tensor finite = want.isfinite() & y.isfinite();
+        expect_close(y.masked_select(finite), want.masked_select(finite), 1e-5, 1e-6);
+        // The written-out form, unoptimized, agrees with it.
+        at::Tensor plain = prepare(b, true, false).run({x})[0];
+        at::Tensor both = finite & plain.isfinite();
+        expect_close(y.masked_select(both), plain.masked_select(both), 1e-5, 1e-6);
+      }
+    }
+  }
+}
+
+TEST(GeluFusion, SharedIntermediatesStayAndOtherConstantsDoNotMatch) {
+  G b;
+  ir::Value* x = b.in("x");
+  // The Erf's output is also a graph output: it must still be computed.
+  ir::Value* erf = b.op("Erf", {b.op("Div", {x, b.scalar(std::sqrt(2.0))})});
+  b.out(b.op("Mul", {b.op("Mul", {x, b.scalar(0.5)}), b.op("Add", {erf, b.scalar(1)})}), "y");
+  b.out(erf, "e");
+  // Not GELU: x / 1.5.
+  ir::Value* e2 = b.op("Erf", {b.op("Div", {x, b.scalar(1.5)})});
+  b.out(b.op("Mul", {b.op("Mul", {x, b.scalar(0.5)}), b.op("Add", {e2, b.scalar(1)})}), "z");
+  Rep fast = prepare(b, true);
+  at::Tensor xin = torch::randn({4, 6});
+  auto out = fast.run({xin});
+  std::vector<std::string> ops = ops_of(fast);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "Gelu"), 1);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "Erf"), 2);
+  expect_close(out[0], at::gelu(xin), 1e-5, 1e-6);
+  expect_close(out[1], at::erf(xin / std::sqrt(2.0)));
+  expect_close(out[2], xin * 0.5 * (1 + at::erf(xin / 1.5)));
+}
+
+}  // namespace
