@@ -91,10 +91,11 @@ class OneDnnConv {
 // 6.6 -> 3.3 ms at one thread). Sums in another order than LibTorch: about 1e-6 relative.
 class OneDnnMatmul {
  public:
-  // Null where oneDNN does not apply: B not a non-empty float matrix, or no fast kernel.
+  // Null where oneDNN does not apply: B not a non-empty float matrix, no fast kernel, or a
+  // packed copy much larger than B (narrow B: columns are padded to blocks of 64).
   static std::shared_ptr<const OneDnnMatmul> make(const at::Tensor& b);
   // A (M x K, float) @ B + C (C undefined, or N floats: a row added to every row) -> M x N;
-  // undefined where the call does not fit (dtype, shape, an empty A), for ATen to run it.
+  // undefined where the call does not fit (dtype, shape, fewer than 2 rows), for ATen to run.
   at::Tensor run(const at::Tensor& a, const at::Tensor& c) const;
   int64_t rows() const;  // K
   int64_t cols() const;  // N

@@ -29,7 +29,8 @@ bool scalar_near(const ir::Graph& g, const ir::Value* v, double want) {
   if (!t && is_op(c, "Constant") && c->has_attr("value") &&
       c->attr("value")->kind() == ir::AttrValue::Kind::Tensor)
     t = &c->attr("value")->t();
-  if (!t || !t->defined() || t->numel() != 1 || t->scalar_type() != at::kFloat) return false;
+  // Rank 0 only: a [1, 1] constant would broadcast x to a higher rank, which Gelu(x) keeps.
+  if (!t || !t->defined() || t->dim() != 0 || t->scalar_type() != at::kFloat) return false;
   return std::abs(t->item<double>() - want) <= 1e-6 * std::abs(want);
 }
 
