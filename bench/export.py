@@ -26,6 +26,8 @@ MODELS = {  # zoo name -> (torchvision name, input shape)
     "super_resolution": ("super_resolution", "1x1x224x224"),
     "word_language_model": ("word_language_model", "35x20,2x20x200,2x20x200"),
     "word_language_model_gru": ("word_language_model_gru", "35x20,2x20x200"),
+    "bert_base": ("bert_base", "1x128,1x128"),
+    "gpt2_small": ("gpt2_small", "1x128"),
 }
 
 

@@ -445,19 +445,44 @@ bool reference_impl(const char* info) { return std::string(info).find("ref") != 
 
 struct OneDnnMatmul::Impl {
   int64_t k = 0, n = 0;
-  memory weights;     // B, packed at prepare
-  at::Tensor source;  // B itself, where oneDNN reads it in place
+  mutable at::Tensor source;  // B as given (the model's tensor: no copy), until packed
+  memory::desc user, packed;  // its layout, and the one oneDNN's kernels read
+  // B is packed on the first call that uses it: a model run only at one row (batch-1
+  // classifiers) never needs the copy, nor the prepare time it takes (AlexNet: 0.8 s).
+  mutable std::once_flag pack_once;
+  mutable memory weights;
+  mutable bool pack_failed = false;
   struct Entry {
     dnnl::matmul prim;
     memory::desc scratch;
   };
   ShapeCache<std::pair<int64_t, bool>, Entry> cache;  // A's rows, bias
 
+  // The packed B, or a null memory where packing failed (then ATen runs every call).
+  const memory* packed_weights() const {
+    std::call_once(pack_once, [&] {
+      try {
+        memory user_b(user, cpu_engine(), source.data_ptr());
+        if (packed == user) {
+          weights = user_b;  // oneDNN reads B as stored (its plain GEMM, without AVX-512)
+          return;
+        }
+        weights = memory(packed, cpu_engine());
+        dnnl::stream s(cpu_engine());
+        Reorder(user, packed).run(s, user_b, weights);
+        source = at::Tensor();  // no longer read
+      } catch (const dnnl::error&) {
+        pack_failed = true;
+      }
+    });
+    return pack_failed ? nullptr : &weights;
+  }
+
   std::shared_ptr<const Entry> build(int64_t m, bool bias) const {
     try {
       memory::desc a = matrix(m, k, Tag::ab), y = matrix(m, n, Tag::ab);
-      auto desc = bias ? dnnl::matmul::desc(a, weights.get_desc(), matrix(1, n, Tag::ab), y)
-                       : dnnl::matmul::desc(a, weights.get_desc(), y);
+      auto desc = bias ? dnnl::matmul::desc(a, packed, matrix(1, n, Tag::ab), y)
+                       : dnnl::matmul::desc(a, packed, y);
       dnnl::matmul::primitive_desc pd(desc, user_scratchpad(), cpu_engine());
       if (reference_impl(pd.impl_info_str())) return nullptr;
       auto e = std::make_shared<Entry>();
@@ -486,30 +511,21 @@ std::shared_ptr<const OneDnnMatmul> OneDnnMatmul::make(const at::Tensor& b) {
         user_scratchpad(), cpu_engine());
     if (reference_impl(pd.impl_info_str())) return nullptr;
     // B as stored: row-major, or column-major (Gemm's transB, a folded Transpose's view).
-    at::Tensor src = b;
+    im.source = b;
     Tag tag = Tag::ab;
     if (!b.is_contiguous()) {
       if (b.t().is_contiguous())
         tag = Tag::ba;
       else
-        src = b.contiguous();
+        im.source = b.contiguous();
     }
-    memory::desc user = matrix(im.k, im.n, tag);
+    im.user = matrix(im.k, im.n, tag);
+    im.packed = pd.weights_desc();
     // The packed format pads columns to blocks of 64 (and rows to 16): for a narrow B that is
     // up to 64x its size (a hostile 2^28 x 1 B would ask for 64 GB). Such B stay on ATen.
     const size_t plain = static_cast<size_t>(im.k) * static_cast<size_t>(im.n) * sizeof(float);
-    const size_t packed = pd.weights_desc().get_size();
+    const size_t packed = im.packed.get_size();
     if (packed > plain + plain / 4 && packed > plain + (size_t{1} << 20)) return nullptr;
-    if (pd.weights_desc() == user) {
-      // oneDNN reads B as it is stored (a CPU without AVX-512 gets its plain GEMM): no copy.
-      im.source = src;
-      im.weights = memory(user, cpu_engine(), src.data_ptr());
-      return r;
-    }
-    memory user_b(user, cpu_engine(), src.data_ptr());
-    im.weights = memory(pd.weights_desc(), cpu_engine());
-    dnnl::stream s(cpu_engine());
-    Reorder(user, pd.weights_desc()).run(s, user_b, im.weights);
   } catch (const dnnl::error&) {
     return nullptr;
   }
@@ -529,6 +545,8 @@ at::Tensor OneDnnMatmul::run(const at::Tensor& a, const at::Tensor& c) const {
     return {};
   if (c.defined() && (c.scalar_type() != at::kFloat || c.numel() != im.n)) return {};
   const int64_t m = a.size(0);
+  const memory* weights = im.packed_weights();
+  if (!weights) return {};
   auto e = im.cache.get({m, c.defined()}, [&] { return im.build(m, c.defined()); });
   if (!e) return {};
   const dnnl::engine& eng = cpu_engine();
@@ -536,7 +554,7 @@ at::Tensor OneDnnMatmul::run(const at::Tensor& a, const at::Tensor& c) const {
   at::Tensor y = at::empty({m, im.n}, a.options());
   std::unordered_map<int, memory> args{
       {DNNL_ARG_SRC, memory(matrix(m, im.k, Tag::ab), eng, ac.data_ptr())},
-      {DNNL_ARG_WEIGHTS, im.weights},
+      {DNNL_ARG_WEIGHTS, *weights},
       {DNNL_ARG_DST, memory(matrix(m, im.n, Tag::ab), eng, y.data_ptr())}};
   if (cc.defined())
     args.emplace(DNNL_ARG_BIAS, memory(matrix(1, im.n, Tag::ab), eng, cc.data_ptr()));

@@ -84,11 +84,11 @@ class OneDnnConv {
   std::unique_ptr<Impl> impl_;
 };
 
-// MatMul and Gemm with a constant B (K x N, float) on oneDNN's matmul, B packed once at
-// prepare into the format its AVX-512 kernels read (the format does not depend on A's rows:
-// measured the same from 1 to 700). Debian's OpenBLAS 0.3.21 runs this CPU's GEMMs on AVX2
-// kernels: oneDNN's take half its time at every size measured (BERT's 128 x 768 x 3072:
-// 6.6 -> 3.3 ms at one thread). Sums in another order than LibTorch: about 1e-6 relative.
+// MatMul and Gemm with a constant B (K x N, float) on oneDNN's matmul, B packed once (on
+// the first call with 2 or more rows) into the format its AVX-512 kernels read (the format does not
+// depend on A's rows: measured the same from 1 to 700). Debian's OpenBLAS 0.3.21 runs this CPU's
+// GEMMs on AVX2 kernels: oneDNN's take half its time at every size measured (BERT's 128 x 768 x
+// 3072: 6.6 -> 3.3 ms at one thread). Sums in another order than LibTorch: about 1e-6 relative.
 class OneDnnMatmul {
  public:
   // Null where oneDNN does not apply: B not a non-empty float matrix, no fast kernel, or a
