@@ -12,6 +12,7 @@
 #include "backend/arena.h"
 #include "tonnx/backend.h"
 #include "tonnx/compare.h"
+#include "graph_builder.h"
 #include "tonnx/ir.h"
 #include "tonnx/proto.h"
 
@@ -21,25 +22,9 @@ using tonnx::backend::PrepareOptions;
 using tonnx::backend::Rep;
 namespace ir = tonnx::ir;
 
-// A graph under construction, with helpers for inputs, initializers and nodes.
-struct G {
-  ir::Model m;
-  ir::Graph& g = *m.graph;
-  G() { m.opsets = {{"", 17}}; }
-  ir::Value* in(const std::string& name) { return g.add_input(name); }
-  ir::Value* init(const std::string& name, at::Tensor t) { return g.add_initializer(name, t); }
-  ir::Value* op(const std::string& type, std::vector<ir::Value*> ins,
-                std::vector<ir::Attr> a = {}) {
-    ir::Value* v = g.add_node(type, std::move(ins), std::move(a))->output();
-    v->set_name("v" + std::to_string(++count));
-    return v;
-  }
-  int count = 0;
-  void out(ir::Value* v, const std::string& name) {
-    v->set_name(name);
-    g.add_output(v);
-  }
-};
+using G = tonnx::test::GraphBuilder;
+using tonnx::test::expect_close;
+using tonnx::test::has;
 
 // Runs `model` with and without prepare-time optimizations; returns both outputs and the op
 // types the optimized plan ran.
@@ -63,16 +48,6 @@ Both run_both(G& b, const std::vector<at::Tensor>& inputs, bool fold_batchnorm =
   r.fast = fast.run(inputs);
   for (const auto& p : fast.profile()) r.ops.push_back(p.op_type);
   return r;
-}
-
-bool has(const std::vector<std::string>& ops, const std::string& op) {
-  return std::find(ops.begin(), ops.end(), op) != ops.end();
-}
-
-void expect_close(const at::Tensor& got, const at::Tensor& want, double rtol = 1e-5,
-                  double atol = 1e-5) {
-  tonnx::Comparison c = tonnx::compare(got, want, {rtol, atol});
-  EXPECT_TRUE(c.ok) << c.mismatch << ", max abs diff " << c.max_abs;
 }
 
 ir::Attr ints(const std::string& n, ir::Ints v) { return {n, ir::AttrValue(std::move(v))}; }

@@ -11,6 +11,7 @@
 #include "backend/onednn.h"
 #include "tonnx/backend.h"
 #include "tonnx/compare.h"
+#include "graph_builder.h"
 #include "tonnx/ir.h"
 #include "tonnx/proto.h"
 
@@ -21,31 +22,9 @@ using tonnx::backend::PrepareOptions;
 using tonnx::backend::Rep;
 namespace ir = tonnx::ir;
 
-struct G {
-  ir::Model m;
-  ir::Graph& g = *m.graph;
-  G() { m.opsets = {{"", 17}}; }
-  ir::Value* in(const std::string& name) { return g.add_input(name); }
-  ir::Value* init(const std::string& name, at::Tensor t) { return g.add_initializer(name, t); }
-  ir::Value* op(const std::string& type, std::vector<ir::Value*> ins,
-                std::vector<ir::Attr> a = {}) {
-    ir::Value* v = g.add_node(type, std::move(ins), std::move(a))->output();
-    v->set_name("v" + std::to_string(++count));
-    return v;
-  }
-  int count = 0;
-  void out(ir::Value* v, const std::string& name) {
-    v->set_name(name);
-    g.add_output(v);
-  }
-  // A float scalar: an initializer, or a Constant node as exporters write small constants.
-  bool constant_nodes = false;
-  ir::Value* scalar(double v) {
-    at::Tensor t = torch::tensor(static_cast<float>(v));
-    if (constant_nodes) return op("Constant", {}, {{"value", ir::AttrValue(t)}});
-    return init("c" + std::to_string(++count), t);
-  }
-};
+using G = tonnx::test::GraphBuilder;
+using tonnx::test::expect_close;
+using tonnx::test::has;
 
 Rep prepare(G& b, bool onednn_gemm, bool optimize = true) {
   PrepareOptions o;
@@ -59,15 +38,6 @@ std::vector<std::string> ops_of(const Rep& r) {
   std::vector<std::string> ops;
   for (const auto& p : r.profile()) ops.push_back(p.op_type);
   return ops;
-}
-bool has(const std::vector<std::string>& ops, const std::string& op) {
-  return std::find(ops.begin(), ops.end(), op) != ops.end();
-}
-
-void expect_close(const at::Tensor& got, const at::Tensor& want, double rtol = 1e-5,
-                  double atol = 1e-5) {
-  tonnx::Comparison c = tonnx::compare(got, want, {rtol, atol});
-  EXPECT_TRUE(c.ok) << c.mismatch << ", max abs diff " << c.max_abs;
 }
 
 ir::Attr attr_i(const char* n, int64_t v) { return {n, ir::AttrValue(v)}; }
