@@ -165,15 +165,17 @@ class Gpt2(nn.Module):
         return F.linear(self.ln_f(x), self.wte.weight)
 
 
-def init_transformer(m):
+def randomize_transformer(m, matrix_init, bias):
+    """As tonnx's zoo: matrices by matrix_init, LayerNorm scales U(0.9, 1.1), other vectors
+    U(-bias, bias); each parameter its own draw."""
     with torch.no_grad():
         for k, p in m.named_parameters():
             if p.dim() >= 2:
-                p.normal_(0, 0.02)
+                matrix_init(p)
             elif k.endswith(".weight"):
                 p.uniform_(0.9, 1.1)
             else:
-                p.uniform_(-0.02, 0.02)
+                p.uniform_(-bias, bias)
     return m.eval()
 
 
@@ -202,21 +204,13 @@ ENCODERS = {"transformer_encoder": (2048, 16, 8192, 16), "transformer_encoder_sm
 
 def build(name):
     if name in TRANSFORMERS:
-        return init_transformer(TRANSFORMERS[name]())
+        return randomize_transformer(TRANSFORMERS[name](), lambda w: w.normal_(0, 0.02), 0.02)
     if name in ENCODERS:
         d, h, ff, n = ENCODERS[name]
-        enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(d, h, ff), n).eval()
+        enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(d, h, ff), n)
         # It clones one layer n times: every layer gets its own random weights (as tonnx's zoo
         # model), or torch.onnx's deduplication by value would keep one layer's.
-        with torch.no_grad():
-            for k, p in enc.named_parameters():
-                if p.dim() >= 2:
-                    nn.init.xavier_uniform_(p)
-                elif k.endswith(".weight"):
-                    p.uniform_(0.9, 1.1)
-                else:
-                    p.uniform_(-0.1, 0.1)
-        return enc
+        return randomize_transformer(enc, nn.init.xavier_uniform_, 0.1)
     examples = {"dcgan_generator": Generator, "dcgan_discriminator": Discriminator,
                 "super_resolution": SuperResolution}
     if name in examples:

@@ -138,25 +138,12 @@ struct Gpt2Impl : torch::nn::Module {
 };
 TORCH_MODULE(Gpt2);
 
-// Hugging Face's initialization: normal(0, 0.02) weights and embeddings, zero biases, LayerNorm
-// at (1, 0); biases and LayerNorms drawn near those instead, so that a wrong one shows.
-void init_transformer(torch::nn::Module& m) {
-  torch::NoGradGuard no_grad;
-  for (auto& p : m.named_parameters()) {
-    const std::string& k = p.key();
-    bool weight = k.size() > 7 && k.compare(k.size() - 7, 7, ".weight") == 0;
-    if (p.value().dim() >= 2)
-      p.value().normal_(0, 0.02);
-    else if (weight)
-      p.value().uniform_(0.9, 1.1);
-    else
-      p.value().uniform_(-0.02, 0.02);
-  }
-}
-
 template <typename Holder>
 Traceable traceable(Holder m, size_t inputs, const char* what) {
-  init_transformer(*m.ptr());
+  // Hugging Face's initialization is normal(0, 0.02) for matrices and embeddings, with zero
+  // biases and LayerNorms at (1, 0); those are drawn near their values instead.
+  randomize_transformer(
+      *m.ptr(), [](torch::Tensor& w) { w.normal_(0, 0.02); }, 0.02);
   m->eval();
   Traceable t;
   t.module = m.ptr();
@@ -171,6 +158,20 @@ Traceable traceable(Holder m, size_t inputs, const char* what) {
 }
 
 }  // namespace
+
+void randomize_transformer(torch::nn::Module& m, const std::function<void(torch::Tensor&)>& matrix,
+                           double bias) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : m.named_parameters()) {
+    const std::string& k = p.key();
+    if (p.value().dim() >= 2)
+      matrix(p.value());
+    else if (k.size() > 7 && k.compare(k.size() - 7, 7, ".weight") == 0)
+      p.value().uniform_(0.9, 1.1);  // LayerNorm scales
+    else
+      p.value().uniform_(-bias, bias);
+  }
+}
 
 void add_transformer_models(std::vector<ZooEntry>& z) {
   using S = std::vector<std::vector<int64_t>>;

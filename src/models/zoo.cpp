@@ -59,19 +59,6 @@ std::vector<torch::Tensor> randn_inputs(const std::vector<std::vector<int64_t>>&
 
 using S = std::vector<std::vector<int64_t>>;
 
-void randomize_encoder(torch::nn::Module& m) {
-  torch::NoGradGuard no_grad;
-  for (auto& p : m.named_parameters()) {
-    const std::string& k = p.key();
-    if (p.value().dim() >= 2)
-      torch::nn::init::xavier_uniform_(p.value());
-    else if (k.size() > 7 && k.compare(k.size() - 7, 7, ".weight") == 0)
-      p.value().uniform_(0.9, 1.1);  // LayerNorm scales
-    else
-      p.value().uniform_(-0.1, 0.1);
-  }
-}
-
 std::vector<ZooEntry> build_zoo() {
   std::vector<ZooEntry> z;
   auto image = [&](std::string name, std::string desc, S shapes,
@@ -195,7 +182,8 @@ std::vector<ZooEntry> build_zoo() {
            for (int64_t i = 0; i < c.layers; ++i)
              enc->layers->push_back(torch::nn::TransformerEncoderLayer(layer_options));
            // Every layer gets its own random weights, as a trained model has.
-           randomize_encoder(*enc);
+           randomize_transformer(
+               *enc, [](torch::Tensor& w) { torch::nn::init::xavier_uniform_(w); }, 0.1);
            enc->eval();
            Traceable t;
            t.module = enc.ptr();

@@ -25,10 +25,6 @@ namespace tonnx::passes {
 
 namespace {
 
-bool is_op(const ir::Node* n, const char* op) {
-  return n && n->domain().empty() && n->op_type() == op;
-}
-
 // The node that alone reads v, when v is not a graph output.
 ir::Node* sole_consumer(const ir::Value* v, const std::unordered_set<const ir::Value*>& outputs) {
   if (outputs.count(v) || v->uses().size() != 1) return nullptr;

@@ -15,6 +15,11 @@ namespace tonnx::passes {
 // the parameter itself instead of a transposed copy. Valid ONNX in, valid ONNX out.
 size_t fuse_transpose_into_gemm(ir::Graph& g);
 
+// n is the ai.onnx op `op` (false for nullptr): the fusions' pattern test.
+inline bool is_op(const ir::Node* n, const char* op) {
+  return n && n->domain().empty() && n->op_type() == op;
+}
+
 // The domain of the backend's internal fused ops; never written to a file.
 inline constexpr const char* kFusedDomain = "ai.tonnx";
 

@@ -15,9 +15,8 @@
 namespace tonnx::passes {
 namespace {
 
-bool is_op(const ir::Node* n, const char* op) {
-  return n && n->domain().empty() && n->op_type() == op && n->outputs().size() == 1;
-}
+// The ai.onnx op `op` with one output (the patterns read each node's only output).
+bool is_op1(const ir::Node* n, const char* op) { return is_op(n, op) && n->outputs().size() == 1; }
 
 ir::Node* producer(const ir::Value* v) { return v ? v->producer() : nullptr; }
 
@@ -26,7 +25,7 @@ ir::Node* producer(const ir::Value* v) { return v ? v->producer() : nullptr; }
 bool scalar_near(const ir::Graph& g, const ir::Value* v, double want) {
   const at::Tensor* t = v ? g.initializer(v) : nullptr;
   const ir::Node* c = producer(v);
-  if (!t && is_op(c, "Constant") && c->has_attr("value") &&
+  if (!t && is_op1(c, "Constant") && c->has_attr("value") &&
       c->attr("value")->kind() == ir::AttrValue::Kind::Tensor)
     t = &c->attr("value")->t();
   // Rank 0 only: a [1, 1] constant would broadcast x to a higher rank, which Gelu(x) keeps.
@@ -44,7 +43,7 @@ ir::Value* other_input(const ir::Node* n, const ir::Value* v) {
 
 // n = Op(a, c) or Op(c, a) with c a scalar near `want`: returns a.
 ir::Value* with_scalar(const ir::Graph& g, const ir::Node* n, const char* op, double want) {
-  if (!is_op(n, op) || n->inputs().size() != 2) return nullptr;
+  if (!is_op1(n, op) || n->inputs().size() != 2) return nullptr;
   if (scalar_near(g, n->input(1), want)) return n->input(0);
   if (scalar_near(g, n->input(0), want)) return n->input(1);
   return nullptr;
@@ -53,20 +52,20 @@ ir::Value* with_scalar(const ir::Graph& g, const ir::Node* n, const char* op, do
 // Erf's input is x / sqrt 2 (or x * 1 / sqrt 2): returns x.
 ir::Value* erf_argument(const ir::Graph& g, const ir::Node* erf) {
   ir::Node* d = producer(erf->input(0));
-  if (is_op(d, "Div") && d->inputs().size() == 2 && scalar_near(g, d->input(1), std::sqrt(2.0)))
+  if (is_op1(d, "Div") && d->inputs().size() == 2 && scalar_near(g, d->input(1), std::sqrt(2.0)))
     return d->input(0);
   return with_scalar(g, d, "Mul", 1 / std::sqrt(2.0));
 }
 
 // x^3 as Mul(Mul(x, x), x), Mul(x, Mul(x, x)) or Pow(x, 3): true for that x.
 bool is_cube(const ir::Graph& g, const ir::Node* n, const ir::Value* x) {
-  if (is_op(n, "Pow") && n->inputs().size() == 2 && n->input(0) == x)
+  if (is_op1(n, "Pow") && n->inputs().size() == 2 && n->input(0) == x)
     return scalar_near(g, n->input(1), 3.0);
-  if (!is_op(n, "Mul") || n->inputs().size() != 2) return false;
+  if (!is_op1(n, "Mul") || n->inputs().size() != 2) return false;
   for (int i = 0; i < 2; ++i) {
     ir::Node* sq = producer(n->input(i));
-    if (n->input(1 - i) == x && is_op(sq, "Mul") && sq->inputs().size() == 2 && sq->input(0) == x &&
-        sq->input(1) == x)
+    if (n->input(1 - i) == x && is_op1(sq, "Mul") && sq->inputs().size() == 2 &&
+        sq->input(0) == x && sq->input(1) == x)
       return true;
   }
   return false;
@@ -76,7 +75,7 @@ bool is_cube(const ir::Graph& g, const ir::Node* n, const ir::Value* x) {
 ir::Value* tanh_argument(const ir::Graph& g, const ir::Node* tanh) {
   ir::Value* s = with_scalar(g, producer(tanh->input(0)), "Mul", std::sqrt(2.0 / M_PI));
   ir::Node* add = producer(s);
-  if (!is_op(add, "Add") || add->inputs().size() != 2) return nullptr;
+  if (!is_op1(add, "Add") || add->inputs().size() != 2) return nullptr;
   for (int i = 0; i < 2; ++i) {
     ir::Value* x = add->input(i);
     ir::Value* cube = with_scalar(g, producer(add->input(1 - i)), "Mul", 0.044715);
@@ -89,7 +88,7 @@ ir::Value* tanh_argument(const ir::Graph& g, const ir::Node* tanh) {
 // their mirror images. Returns the node whose output is the GELU.
 ir::Node* gelu_product(const ir::Graph& g, const ir::Value* plus1, const ir::Value* x) {
   for (ir::Node* m : plus1->uses()) {
-    if (!is_op(m, "Mul")) continue;
+    if (!is_op1(m, "Mul")) continue;
     ir::Value* other = other_input(m, plus1);
     if (!other) continue;
     if (other != x && with_scalar(g, producer(other), "Mul", 0.5) == x) return m;
@@ -109,8 +108,8 @@ size_t fuse_gelu(ir::Graph& g) {
   size_t fused = 0;
   for (ir::Node* n : nodes) {
     if (removed.count(n)) continue;
-    bool exact = is_op(n, "Erf");
-    if (!exact && !is_op(n, "Tanh")) continue;
+    bool exact = is_op1(n, "Erf");
+    if (!exact && !is_op1(n, "Tanh")) continue;
     ir::Value* x = exact ? erf_argument(g, n) : tanh_argument(g, n);
     if (!x) continue;
     for (ir::Node* add : n->output()->uses()) {

@@ -56,6 +56,16 @@ bool bias_row(const at::Tensor& c, int64_t n) {
          (c.dim() == 2 && c.size(0) == 1 && c.size(1) == n);
 }
 
+// A [..., K] times a K x n matrix by `mm` on A's leading axes flattened into rows:
+// [..., n]; undefined where `mm` gives an undefined result (then ATen runs the node).
+template <class MatrixProduct>
+at::Tensor over_rows(const at::Tensor& a, int64_t n, MatrixProduct mm) {
+  std::vector<int64_t> shape(a.sizes().begin(), a.sizes().end() - 1);
+  shape.push_back(n);
+  at::Tensor y = mm(a.reshape({-1, a.size(-1)}));
+  return y.defined() ? y.view(shape) : y;
+}
+
 // A Gemm (alpha 1, A not transposed) on oneDNN; undefined where the call does not fit.
 at::Tensor onednn_gemm(const OneDnnMatmul* dnn, double beta, const Tensors& in) {
   if (!dnn) return {};
@@ -97,12 +107,10 @@ TONNX_KERNEL_DOMAIN(
                                (a.dim() ? std::to_string(a.size(-1)) : std::string("-")) +
                                ") with B of shape " + c10::str(b.sizes()) +
                                ": A's last dim must equal B's rows");
-          std::vector<int64_t> shape(a.sizes().begin(), a.sizes().end() - 1);
-          shape.push_back(b.size(1));
-          at::Tensor a2 = a.reshape({-1, a.size(-1)});
-          if (dnn && bias_row(c, b.size(1))) y = dnn->run(a2, c);
-          if (!y.defined()) y = gemm(a2, b, c, 1.0, 1.0);
-          y = y.view(shape);
+          y = over_rows(a, b.size(1), [&](const at::Tensor& rows) {
+            at::Tensor r = dnn && bias_row(c, b.size(1)) ? dnn->run(rows, c) : at::Tensor();
+            return r.defined() ? r : gemm(rows, b, c, 1.0, 1.0);
+          });
         } else {
           y = onednn_gemm(dnn.get(), beta, in);
           if (!y.defined()) y = run_gemm(n, alpha, beta, ta, tb, in);
@@ -118,10 +126,9 @@ TONNX_KERNEL("MatMul", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   return [dnn](const Tensors& in) -> Tensors {
     const at::Tensor& a = in.at(0);
     if (dnn && a.dim() >= 2 && a.size(-1) == dnn->rows()) {
-      std::vector<int64_t> shape(a.sizes().begin(), a.sizes().end() - 1);
-      shape.push_back(dnn->cols());
-      at::Tensor y = dnn->run(a.reshape({-1, a.size(-1)}), {});
-      if (y.defined()) return {y.view(shape)};
+      at::Tensor y =
+          over_rows(a, dnn->cols(), [&](const at::Tensor& rows) { return dnn->run(rows, {}); });
+      if (y.defined()) return {y};
     }
     return {at::matmul(a, in.at(1))};
   };
