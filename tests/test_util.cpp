@@ -55,7 +55,14 @@ onnx::ModelProto one_node_model(const std::string& op, const std::vector<std::st
 }
 
 std::string temp_dir(const std::string& name) {
-  fs::path p = fs::path(TONNX_TEST_BINARY_DIR) / "test_tmp" / name;
+  // ctest runs each test in its own process, two at a time: a folder per test, so that one
+  // test's clean-up never removes another's files (several tests share a `name`).
+  std::string test = "no_test";
+  if (const auto* info = ::testing::UnitTest::GetInstance()->current_test_info())
+    test = std::string(info->test_suite_name()) + "." + info->name();
+  for (char& c : test)
+    if (c == '/') c = '_';
+  fs::path p = fs::path(TONNX_TEST_BINARY_DIR) / "test_tmp" / name / test;
   fs::remove_all(p);
   fs::create_directories(p);
   return p.string();
