@@ -50,6 +50,28 @@ struct PickImpl : nn::Module {
 };
 TORCH_MODULE(Pick);
 
+// Doubles its input once per element above 0.5: nonzero sizes the loop, read on the host
+// through the result's shape rather than through item().
+struct DoublePerLargeImpl : nn::Module {
+  Tensor forward(Tensor x) {
+    Tensor large = torch::nonzero(x > 0.5);
+    Tensor y = x;
+    for (int64_t i = 0; i < large.size(0); ++i) y = y * 2;
+    return y;
+  }
+};
+TORCH_MODULE(DoublePerLarge);
+
+// Counts its forward calls in a plain member, which no restore puts back.
+struct CountedImpl : nn::Module {
+  Tensor forward(Tensor x) {
+    ++forwards;
+    return torch::relu(x) * 3;
+  }
+  int forwards = 0;
+};
+TORCH_MODULE(Counted);
+
 Tensor positive() { return torch::rand({3, 4}) + 1; }
 
 TEST(TraceCheck, ValueBranchWarnsNamingTheOpAndScope) {
@@ -136,9 +158,34 @@ TEST(TraceCheck, StateReadByForwardIsNotBlamedOnInputs) {
 
 TEST(TraceCheck, SecondTraceChangesNoState) {
   Counter c;
-  export_model(c, {torch::randn({2})}, test::temp_dir("trace_check") + "/counter.onnx");
+  ExportOptions o;
+  o.trace_check = TraceCheck::STRICT;  // (WARN traces once: this forward reads no values)
+  export_model(c, {torch::randn({2})}, test::temp_dir("trace_check") + "/counter.onnx", o);
   // One forward ran for the export (as torch.onnx's one trace), not two.
   EXPECT_EQ(c->calls.item<double>(), 1.0);
+}
+
+TEST(TraceCheck, ForwardThatReadsNoValuesIsTracedOnce) {
+  // Nothing in it reads a value on the host, so its ops cannot depend on the values: WARN
+  // runs forward once, as torch.onnx does; STRICT checks anyway.
+  Counted m;
+  ExportSummary s = export_model(m, {positive()}, test::temp_dir("trace_check") + "/once.onnx");
+  EXPECT_EQ(m->forwards, 1);
+  EXPECT_TRUE(s.warnings.empty());
+  ExportOptions o;
+  o.trace_check = TraceCheck::STRICT;
+  export_model(m, {positive()}, test::temp_dir("trace_check") + "/twice.onnx", o);
+  EXPECT_EQ(m->forwards, 3);
+}
+
+TEST(TraceCheck, ShapeMadeFromValuesIsChecked) {
+  // No item() anywhere: nonzero's size decides how many ops are recorded.
+  torch::manual_seed(0);
+  DoublePerLarge m;
+  ExportSummary s = export_model(m, {positive()}, test::temp_dir("trace_check") + "/nz.onnx");
+  ASSERT_EQ(s.warnings.size(), 1u);
+  EXPECT_NE(s.warnings[0].find("the trace depends on the input values"), std::string::npos)
+      << s.warnings[0];
 }
 
 }  // namespace

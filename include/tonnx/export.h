@@ -33,9 +33,13 @@ enum class ExternalData { OFF, AUTO, ON };
 // A trace holds only the path its example inputs took. After tracing, the exporter traces again
 // on inputs of the same shapes with other values and compares: where the graphs differ (an if
 // on a tensor's value, .item()), WARN prints a warning naming the first differing op and its
-// scope (and keeps it in ExportSummary::warnings), STRICT fails, OFF skips the second trace
-// (for models too expensive to run twice). C++ modules and callables only: a TorchScript file
-// keeps its own control flow, or was traced in Python already.
+// scope (and keeps it in ExportSummary::warnings), STRICT fails, OFF skips the second trace.
+// WARN traces again only when forward read tensor values on the host through an op (item(),
+// a tensor's bool, equal, nonzero, masked_select, unique, repeat_interleave): without one, the
+// ops cannot depend on the values, and forward runs once as with torch.onnx. STRICT traces
+// again always (it also catches raw reads through data_ptr or accessors, which no op records).
+// C++ modules and callables only: a TorchScript file keeps its own control flow, or was
+// traced in Python already.
 enum class TraceCheck { OFF, WARN, STRICT };
 
 constexpr int kMinOpset = 9;

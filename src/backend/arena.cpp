@@ -6,22 +6,17 @@
 #include <atomic>
 #include <map>
 #include <mutex>
-#include <unordered_set>
+
+#include "ir/cpu_allocator.h"
 
 namespace tonnx::backend {
 
 namespace {
-// Requests below this go to the system allocator: glibc serves them from its bins cheaply.
-constexpr size_t kMinArenaBytes = 32 * 1024;
 // Every arena block starts with a header; 64 bytes keep the data at c10's 64-byte alignment.
-// Other allocations are c10's own (no header), so memory that something allocated before
-// tonnx installed its allocator and frees through it later (oneDNN's tensors free through
-// the current allocator's raw deleter) is freed as c10 would.
 constexpr size_t kHeaderBytes = 64;
 constexpr uint64_t kMagic = 0x746f6e6e78617265ULL;  // "tonnxare"
 
 struct Header {
-  Arena* arena;
   size_t capacity;  // usable bytes after the header
   uint64_t magic;
 };
@@ -31,24 +26,21 @@ Header* header_of(void* data) {
   return reinterpret_cast<Header*>(static_cast<char*>(data) - kHeaderBytes);
 }
 
-void* system_alloc(size_t capacity, Arena* arena) {
-  void* base = c10::alloc_cpu(capacity + kHeaderBytes);
+void* system_alloc(size_t capacity) {
+  void* base = detail::alloc_cpu_block(capacity + kHeaderBytes);
   auto* h = static_cast<Header*>(base);
-  h->arena = arena;
   h->capacity = capacity;
   h->magic = kMagic;
   return static_cast<char*>(base) + kHeaderBytes;
 }
 
 void system_free(void* data) { c10::free_cpu(header_of(data)); }
-
-thread_local Arena* tls_arena = nullptr;
 }  // namespace
 
-class Arena {
+class Arena final : public detail::BlockPool {
  public:
   // A block of at least n bytes: a cached one no more than a quarter larger, or a new one.
-  void* take(size_t n) {
+  void* take(size_t n) override {
     refs_.fetch_add(1);
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -67,7 +59,7 @@ class Arena {
       peak_ = std::max(peak_, live_);
     }
     try {
-      return system_alloc(n, this);
+      return system_alloc(n);
     } catch (...) {  // out of memory: undo the accounting, the error goes to the caller
       {
         std::lock_guard<std::mutex> lock(mu_);
@@ -79,7 +71,7 @@ class Arena {
   }
 
   // A block whose tensor died: cached while the arena has room and an owner, else freed.
-  void put(void* data) {
+  void put(void* data) override {
     size_t cap = header_of(data)->capacity;
     bool keep = false;
     {
@@ -125,66 +117,14 @@ class Arena {
   bool orphaned_ = false;
 };
 
-namespace {
-// The arena blocks handed out and not yet returned: the raw deleter receives pointers from
-// any allocator and must tell arena blocks (with a header) from c10's plain ones.
-std::mutex g_blocks_mu;
-std::unordered_set<void*>& live_blocks() {
-  static auto* s = new std::unordered_set<void*>();  // never destroyed: frees may come late
-  return *s;
-}
-
-void delete_block(void* data) {
-  if (!data) return;
-  bool arena_block;
-  {
-    std::lock_guard<std::mutex> lock(g_blocks_mu);
-    arena_block = live_blocks().erase(data) > 0;
-  }
-  if (arena_block)
-    header_of(data)->arena->put(data);
-  else
-    c10::free_cpu(data);
-}
-
-// Installed as LibTorch's CPU allocator: while an ArenaScope is active, requests of
-// kMinArenaBytes or more come from its arena; all others are c10's alloc_cpu / free_cpu.
-struct TonnxCpuAllocator final : c10::Allocator {
-  c10::DataPtr allocate(size_t n) const override {
-    Arena* a = tls_arena;
-    if (!a || n < kMinArenaBytes) {
-      void* p = n ? c10::alloc_cpu(n) : nullptr;
-      return {p, p, &c10::free_cpu, c10::Device(c10::DeviceType::CPU)};
-    }
-    void* p = a->take(n);
-    try {
-      std::lock_guard<std::mutex> lock(g_blocks_mu);
-      live_blocks().insert(p);
-    } catch (...) {
-      a->put(p);
-      throw;
-    }
-    return {p, p, &delete_block, c10::Device(c10::DeviceType::CPU)};
-  }
-  c10::DeleterFnPtr raw_deleter() const override { return &delete_block; }
-};
-
-void install_allocator() {
-  static TonnxCpuAllocator allocator;
-  static std::once_flag once;
-  // Priority above LibTorch's default registration (0), so it is not replaced back.
-  std::call_once(once, [] { c10::SetCPUAllocator(&allocator, 1); });
-}
-}  // namespace
-
 std::shared_ptr<Arena> make_arena() {
-  install_allocator();
+  detail::install_cpu_allocator();
   return std::shared_ptr<Arena>(new Arena, [](Arena* a) { a->orphan(); });
 }
 
 ArenaStats arena_stats(const Arena& a) { return const_cast<Arena&>(a).stats(); }
 
-ArenaScope::ArenaScope(Arena* a) : prev_(tls_arena) { tls_arena = a; }
-ArenaScope::~ArenaScope() { tls_arena = prev_; }
+ArenaScope::ArenaScope(Arena* a) : prev_(detail::set_thread_block_pool(a)) {}
+ArenaScope::~ArenaScope() { detail::set_thread_block_pool(prev_); }
 
 }  // namespace tonnx::backend

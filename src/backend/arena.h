@@ -4,7 +4,7 @@
 // time at 2 threads, and word_language_model's 93 MB logits cost more than their GEMM.
 //
 // Each Rep owns an Arena. While Rep::run executes on a thread (ArenaScope), LibTorch's CPU
-// allocations of at least kMinArenaBytes made on that thread are served from the arena's
+// allocations of at least detail::kMinPoolBytes made on that thread are served from the arena's
 // free blocks and go back to it when their tensor dies, whichever thread frees it (a
 // returned output may outlive the Rep; the block holds a reference to its arena). Other
 // allocations are LibTorch's own. The arena keeps at most as many bytes as one run had live
@@ -14,9 +14,11 @@
 #include <cstddef>
 #include <memory>
 
+#include "ir/cpu_allocator.h"
+
 namespace tonnx::backend {
 
-class Arena;
+class Arena;  // a detail::BlockPool (ir/cpu_allocator.h)
 
 // Creates an arena; the first call installs tonnx's CPU allocator in LibTorch (it forwards
 // to LibTorch's own allocator unless an ArenaScope is active on the calling thread).
@@ -38,7 +40,7 @@ class ArenaScope {
   ArenaScope& operator=(const ArenaScope&) = delete;
 
  private:
-  Arena* prev_;
+  detail::BlockPool* prev_;
 };
 
 }  // namespace tonnx::backend

@@ -212,9 +212,11 @@ options:
   --load-library PATH[,PATH]   TorchScript: load custom-op libraries first, as
                                torch.ops.load_library (torchvision's _C*.so for
                                torchvision::nms, roi_align)
-  --strict-trace               fail when tracing again with other input values records other
-                               ops or constants (control flow on values); by default a warning
-  --no-trace-check             trace once only (for models too expensive to run twice)
+  --strict-trace               always trace again with other input values and fail when that
+                               records other ops or constants (control flow on values); by
+                               default only a forward that reads values (item(), nonzero, ...)
+                               is traced again, and a difference is a warning
+  --no-trace-check             trace once only, even when forward reads values
   --timing                     print each stage's time and the resident memory (stderr)
   --quiet                      no progress line (shown on a terminal: the stage, and the
                                bytes written with their rate)

@@ -17,6 +17,7 @@
 
 #include "export/converter.h"
 #include "export/functionalize.h"
+#include "ir/cpu_allocator.h"
 #include "passes/fuse.h"
 #include "passes/passes.h"
 #include "tonnx/backend.h"
@@ -294,6 +295,8 @@ ExportSummary export_to_path(const std::string& path, const ExportOptions& o,
                              const std::function<Exported()>& produce) {
   auto t0 = std::chrono::steady_clock::now();
   if (path.empty()) throw ExportError("the output path is empty");
+  // Forward's activations in huge pages: page faults were most of a trace's time.
+  install_cpu_allocator();
   fs::path dir = fs::path(path).parent_path();
   if (!dir.empty() && !fs::is_directory(dir))
     throw ExportError("cannot write '" + path + "': folder '" + dir.string() + "' does not exist");

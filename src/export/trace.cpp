@@ -5,6 +5,7 @@
 #include "export/trace.h"
 
 #include "export/pipeline.h"
+#include "ir/cpu_allocator.h"
 
 #include <torch/csrc/jit/frontend/tracer.h>
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
@@ -298,6 +299,7 @@ TraceResult trace(const Traceable& model, const std::vector<torch::Tensor>& args
   std::optional<ModelState> before;
   if (check != TraceCheck::OFF) before.emplace(model);
   TraceResult a = trace_once(model, args, mode);
+  if (check == TraceCheck::WARN && a.value_reads.empty()) check = TraceCheck::OFF;
   std::string warning = check_trace(a, model, args, mode, check, before ? &*before : nullptr);
   if (!warning.empty()) {
     std::cerr << "tonnx: warning: " << warning << "\n";
@@ -382,8 +384,10 @@ TraceResult trace_once(const Traceable& model, const std::vector<torch::Tensor>&
     return out;
   };
   torch::NoGradGuard no_grad;
+  install_cpu_allocator();  // activations in huge pages (ir/cpu_allocator.h)
   std::pair<std::shared_ptr<jit::tracer::TracingState>, jit::Stack> traced;
   try {
+    ValueReadProbe probe(result.value_reads);
     traced = jit::tracer::trace(
         std::move(stack), fn, [](const torch::autograd::Variable&) { return std::string(); },
         /*strict=*/false, /*force_outplace=*/false);

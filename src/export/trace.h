@@ -17,8 +17,9 @@ std::vector<TracedParam> state_dict(const torch::nn::Module& root);
 // Traces the model. With dynamic axes on the inputs, the model is traced a second time at
 // other sizes of those axes, and every constant of the first trace that changed with them
 // is replaced by arithmetic on the inputs' sizes (see dynamic.cpp).
-// Then, unless `check` is OFF, checks that the trace does not depend on the inputs' values
-// (check_trace).
+// Then checks that the trace does not depend on the inputs' values (check_trace): STRICT
+// always, WARN when forward read values (TraceResult::value_reads; a model that reads none
+// runs once, as with torch.onnx), OFF never.
 TraceResult trace(const Traceable& model, const std::vector<torch::Tensor>& args, TrainingMode mode,
                   const std::map<std::string, std::map<int64_t, std::string>>& dynamic_axes = {},
                   const std::vector<std::string>& input_names = {},
@@ -36,6 +37,22 @@ class ModelState {
  private:
   std::vector<std::pair<at::Tensor, at::Tensor>> buffers_;  // the tensor, its saved values
   at::Tensor rng_;
+};
+// While alive, notes in `reads` (once each) the ops this thread runs that read tensor values
+// on the host or size a result by them: item() and conversions to numbers and bools, equal,
+// nonzero, masked_select, unique, repeat_interleave. Without one of them, a forward's ops
+// cannot depend on its inputs' values, except through raw reads (data_ptr, accessors) that
+// no op records.
+class ValueReadProbe {
+ public:
+  explicit ValueReadProbe(std::vector<std::string>& reads);
+  ~ValueReadProbe();
+  ValueReadProbe(const ValueReadProbe&) = delete;
+  ValueReadProbe& operator=(const ValueReadProbe&) = delete;
+
+ private:
+  uint64_t handle_;
+  std::vector<std::string>* previous_;
 };
 // Traces `model` again on `args`' shapes with other values (trace_check.cpp) and compares with
 // `a`: the warning to give, or empty when the graphs agree or the model cannot run on other

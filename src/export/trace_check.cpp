@@ -5,8 +5,12 @@
 #include <torch/csrc/jit/ir/constants.h>
 #include <torch/torch.h>
 
+#include <ATen/record_function.h>
+
+#include <algorithm>
 #include <iostream>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 
@@ -147,7 +151,51 @@ std::string first_difference(jit::Graph& a, jit::Graph& b) {
   return {};
 }
 
+thread_local std::vector<std::string>* t_value_reads = nullptr;
+
+// The ops whose results carry tensor values into host numbers or into a result's shape.
+bool reads_values(const char* name) {
+  static const std::set<std::string> ops = {"aten::_local_scalar_dense",
+                                            "aten::item",
+                                            "aten::is_nonzero",
+                                            "aten::equal",
+                                            "aten::allclose",
+                                            "aten::nonzero",
+                                            "aten::nonzero_numpy",
+                                            "aten::argwhere",
+                                            "aten::masked_select",
+                                            "aten::unique",
+                                            "aten::_unique",
+                                            "aten::_unique2",
+                                            "aten::unique_dim",
+                                            "aten::unique_consecutive",
+                                            "aten::unique_dim_consecutive",
+                                            "aten::repeat_interleave",
+                                            "aten::bincount",
+                                            "aten::_assert_async"};
+  return ops.count(name) != 0;
+}
+
+std::unique_ptr<at::ObserverContext> on_op(const at::RecordFunction& fn) {
+  std::vector<std::string>* reads = t_value_reads;
+  if (reads && reads_values(fn.name()) &&
+      std::find(reads->begin(), reads->end(), fn.name()) == reads->end())
+    reads->push_back(fn.name());
+  return nullptr;
+}
+
 }  // namespace
+
+ValueReadProbe::ValueReadProbe(std::vector<std::string>& reads) : previous_(t_value_reads) {
+  t_value_reads = &reads;
+  handle_ = at::addThreadLocalCallback(
+      at::RecordFunctionCallback(&on_op).scopes({at::RecordScope::FUNCTION}));
+}
+
+ValueReadProbe::~ValueReadProbe() {
+  at::removeCallback(handle_);
+  t_value_reads = previous_;
+}
 
 ModelState::ModelState(const Traceable& model) {
   torch::NoGradGuard no_grad;

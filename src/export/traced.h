@@ -26,6 +26,10 @@ struct TraceResult {
   std::vector<TracedParam> params;           // graph inputs after the user inputs
   std::vector<torch::Tensor> eager_outputs;  // what the traced run returned
   std::vector<std::string> warnings;         // for ExportSummary::warnings
+  // The ops through which forward read tensor values on the host or made a shape out of
+  // them (item(), a bool of a tensor, nonzero, ...), first seen first: where a trace can come
+  // to depend on the values (trace_check.cpp).
+  std::vector<std::string> value_reads;
 };
 
 // The name a graph input gets when input_names does not name it: "input" when it is the only

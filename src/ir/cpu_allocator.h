@@ -1,0 +1,40 @@
+// LibTorch's CPU allocator while tonnx works. c10's own allocation (posix_memalign, free),
+// with two additions:
+//  - blocks of 2 MiB or more are advised into transparent huge pages (MADV_HUGEPAGE). On
+//    this project's machine a fresh 4 KiB page costs 12 us to fault in, a 2 MiB huge page
+//    0.24-4.5 us per 4 KiB; tracing super_resolution spent two thirds of its time faulting
+//    in activations (docs/export_speed.md).
+//  - while a BlockPool is set on a thread (the backend's arena during Rep::run), that
+//    thread's requests of kMinPoolBytes or more come from the pool and go back to it when
+//    their tensor dies, whichever thread frees it.
+// Every other block is c10's: memory allocated before the install and freed through this
+// allocator, or the reverse (oneDNN frees through the current allocator's raw deleter), is
+// freed as c10 would.
+#pragma once
+
+#include <cstddef>
+
+namespace tonnx::detail {
+
+// Requests below this go to the system allocator: glibc serves them from its bins cheaply.
+constexpr size_t kMinPoolBytes = 32 * 1024;
+
+class BlockPool {
+ public:
+  virtual ~BlockPool() = default;
+  virtual void* take(size_t n) = 0;  // at least n bytes, 64-byte aligned; may throw
+  virtual void put(void* data) = 0;  // a block take() returned, no longer used
+};
+
+// Installs tonnx's allocator as LibTorch's CPU allocator (once per process; later calls do
+// nothing). The exporter installs it for its trace, the backend at its first prepare.
+void install_cpu_allocator();
+
+// Routes this thread's allocations of kMinPoolBytes or more to `pool` (null: none); returns
+// the pool set before. Installs the allocator.
+BlockPool* set_thread_block_pool(BlockPool* pool);
+
+// c10::alloc_cpu, with blocks of 2 MiB or more advised into huge pages.
+void* alloc_cpu_block(size_t n);
+
+}  // namespace tonnx::detail
