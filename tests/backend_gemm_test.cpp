@@ -268,3 +268,64 @@ TEST(GeluFusion, SharedIntermediatesStayAndOtherConstantsDoNotMatch) {
 }
 
 }  // namespace
+
+namespace {
+
+// x -> LayerNormalization(scale, bias?) at `axis`; `stats`: Mean and InvStdDev outputs too.
+Rep layer_norm_rep(at::Tensor scale, at::Tensor bias, int64_t axis, bool stats) {
+  G b;
+  std::vector<ir::Value*> ins{b.in("x"), b.init("scale", scale)};
+  if (bias.defined()) ins.push_back(b.init("bias", bias));
+  ir::Node* n = b.g.add_node("LayerNormalization", ins, {attr_i("axis", axis)}, stats ? 3 : 1);
+  b.out(n->output(0), "y");
+  if (stats) {
+    b.out(n->output(1), "mean");
+    b.out(n->output(2), "inv_std");
+  }
+  return prepare(b, true);
+}
+
+}  // namespace
+
+TEST(LayerNormFast, OnlyYIsLibTorchsLayerNormBitForBit) {
+  // Both exporters write LayerNormalization with Y alone: LibTorch's layer_norm, the function
+  // the model ran, so the backend reproduces it exactly. Negative and positive axes, with and
+  // without bias, several normalized dims.
+  torch::manual_seed(3);
+  at::Tensor x = torch::randn({2, 5, 6}) * 4 + 1;
+  for (int64_t axis : {-1, 2, -2, 1}) {
+    std::vector<int64_t> shape(x.sizes().begin() + (axis < 0 ? axis + 3 : axis), x.sizes().end());
+    at::Tensor scale = torch::randn(shape), bias = torch::randn(shape);
+    for (bool with_bias : {true, false}) {
+      Rep rep = layer_norm_rep(scale, with_bias ? bias : at::Tensor(), axis, false);
+      at::Tensor want = at::layer_norm(x, shape, scale, with_bias ? bias : at::Tensor(), 1e-5);
+      EXPECT_TRUE(at::equal(rep.run({x})[0], want)) << "axis " << axis << " bias " << with_bias;
+    }
+  }
+}
+
+TEST(LayerNormFast, StatisticsBroadcastAndEdgeCases) {
+  torch::manual_seed(4);
+  at::Tensor x = torch::randn({3, 8});
+  float inf = std::numeric_limits<float>::infinity();
+  x[1][2] = std::nanf("");
+  x[2][5] = inf;
+  at::Tensor scale = torch::randn({8}), bias = torch::randn({8});
+  at::Tensor want = at::layer_norm(x, {8}, scale, bias, 1e-5);
+  // Mean and InvStdDev wanted: the double-precision path, the same Y within float rounding.
+  std::vector<at::Tensor> got = layer_norm_rep(scale, bias, -1, true).run({x});
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_TRUE(at::equal(got[0].isnan(), want.isnan()));
+  expect_close(got[0][0], want[0]);
+  expect_close(got[1].squeeze(), x.to(at::kDouble).mean(-1).to(at::kFloat));
+  // The fast path: a NaN or inf in a row makes that row NaN, as in LibTorch; others exact.
+  at::Tensor fast = layer_norm_rep(scale, bias, -1, false).run({x})[0];
+  EXPECT_TRUE(at::equal(fast.isnan(), want.isnan()));
+  EXPECT_TRUE(at::equal(fast[0], want[0]));
+  // A scale that broadcasts over the normalized dims ([1] for [8]) and no rows at all.
+  at::Tensor one = torch::full({1}, 2.0f);
+  at::Tensor y = layer_norm_rep(one, at::Tensor(), -1, false).run({x.slice(0, 0, 1)})[0];
+  expect_close(y, at::layer_norm(x.slice(0, 0, 1), {8}) * 2);
+  at::Tensor empty = layer_norm_rep(scale, bias, -1, false).run({torch::randn({0, 8})})[0];
+  EXPECT_EQ(empty.sizes(), (std::vector<int64_t>{0, 8}));
+}

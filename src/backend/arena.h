@@ -7,8 +7,9 @@
 // allocations of at least detail::kMinPoolBytes made on that thread are served from the arena's
 // free blocks and go back to it when their tensor dies, whichever thread frees it (a
 // returned output may outlive the Rep; the block holds a reference to its arena). Other
-// allocations are LibTorch's own. The arena keeps at most as many bytes as one run had live
-// at its peak, so it never grows beyond the model's working set.
+// allocations are LibTorch's own. The arena keeps at most twice as many bytes as one run had
+// live at its peak (blocks of one size cannot serve much smaller requests), so it stays
+// within twice the model's working set.
 #pragma once
 
 #include <cstddef>

@@ -36,9 +36,20 @@ TONNX_KERNEL("LayerNormalization", 17, kAnyOpset, [](const KernelSpec& s) -> Ker
   const ir::Node& n = s.node;
   int64_t axis = n.attr_i("axis", -1);
   double eps = n.attr_f("epsilon", 1e-5f);
-  return [&n, axis, eps](const Tensors& in) -> Tensors {
+  // Only Y wanted (as both exporters write it): LibTorch's own layer_norm, the function the
+  // model ran, one vectorized pass per row in float. Mean and InvStdDev, a scale or bias
+  // that broadcasts, or other types take the double-precision path below.
+  const bool only_y = n.outputs().size() == 1;
+  return [&n, axis, eps, only_y](const Tensors& in) -> Tensors {
     const at::Tensor& x = in.at(0);
     int64_t a = norm_axis(n, axis, x.dim());
+    at::IntArrayRef normalized = x.sizes().slice(a);
+    const at::Tensor& scale = in.at(1);
+    at::Tensor bias = in.size() > 2 ? in[2] : at::Tensor();
+    if (only_y && x.scalar_type() == at::kFloat && scale.scalar_type() == at::kFloat &&
+        scale.sizes() == normalized && c10::multiply_integers(normalized) > 0 &&
+        (!bias.defined() || (bias.scalar_type() == at::kFloat && bias.sizes() == normalized)))
+      return {at::layer_norm(x, normalized, scale, bias, eps, /*cudnn_enable=*/false)};
     std::vector<int64_t> dims;
     for (int64_t d = a; d < x.dim(); ++d) dims.push_back(d);
     at::Tensor xf = x.to(at::kDouble);
