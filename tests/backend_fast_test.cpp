@@ -468,15 +468,16 @@ std::string vm_flags_at(uintptr_t addr) {
   return {};
 }
 
-TEST(BackendArena, LargeBlocksAskForHugePages) {
-  // A fresh 4 KiB page costs 12 us to fault in on this project's machine: LibTorch's blocks
-  // of 2 MiB or more are advised into transparent huge pages, in and out of an arena.
-  tonnx::detail::install_cpu_allocator();
+TEST(BackendArena, LargeBlocksAskForHugePagesInAScope) {
+  // A fresh 4 KiB page costs 12 us to fault in on this project's machine: within a
+  // HugePageScope (the exporter's trace), LibTorch's blocks of 2 MiB or more are advised into
+  // transparent huge pages, in and out of an arena.
   constexpr uintptr_t kHuge = uintptr_t{2} << 20;
   auto huge_page_inside = [&](const at::Tensor& t) {
     auto p = reinterpret_cast<uintptr_t>(t.data_ptr());
     return vm_flags_at((p + kHuge - 1) & ~(kHuge - 1));
   };
+  tonnx::detail::HugePageScope huge_pages;
   at::Tensor big = at::ones({4 << 20});  // 16 MiB
   EXPECT_NE(huge_page_inside(big).find(" hg"), std::string::npos) << huge_page_inside(big);
   auto arena = tonnx::backend::make_arena();

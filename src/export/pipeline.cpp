@@ -296,7 +296,7 @@ ExportSummary export_to_path(const std::string& path, const ExportOptions& o,
   auto t0 = std::chrono::steady_clock::now();
   if (path.empty()) throw ExportError("the output path is empty");
   // Forward's activations in huge pages: page faults were most of a trace's time.
-  install_cpu_allocator();
+  HugePageScope huge_pages;
   fs::path dir = fs::path(path).parent_path();
   if (!dir.empty() && !fs::is_directory(dir))
     throw ExportError("cannot write '" + path + "': folder '" + dir.string() + "' does not exist");

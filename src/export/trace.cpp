@@ -384,7 +384,7 @@ TraceResult trace_once(const Traceable& model, const std::vector<torch::Tensor>&
     return out;
   };
   torch::NoGradGuard no_grad;
-  install_cpu_allocator();  // activations in huge pages (ir/cpu_allocator.h)
+  HugePageScope huge_pages;  // activations in huge pages (ir/cpu_allocator.h)
   std::pair<std::shared_ptr<jit::tracer::TracingState>, jit::Stack> traced;
   try {
     ValueReadProbe probe(result.value_reads);

@@ -14,6 +14,7 @@ namespace {
 constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
 
 thread_local BlockPool* tls_pool = nullptr;
+thread_local bool tls_huge_pages = false;
 
 // The pool blocks handed out and not yet returned, with their pool: the raw deleter receives
 // pointers from any allocator and must tell pool blocks from c10's plain ones.
@@ -64,6 +65,7 @@ struct TonnxCpuAllocator final : c10::Allocator {
 
 void* alloc_cpu_block(size_t n) {
   void* p = c10::alloc_cpu(n);
+  if (!tls_huge_pages) return p;
   // The whole huge pages inside the block; the kernel faults them in 2 MiB at a time. A
   // refusal (THP off, an old kernel) leaves ordinary pages.
   auto begin = (reinterpret_cast<uintptr_t>(p) + kHugePage - 1) & ~(kHugePage - 1);
@@ -78,6 +80,12 @@ void install_cpu_allocator() {
   // Priority above LibTorch's default registration (0), so it is not replaced back.
   std::call_once(once, [] { c10::SetCPUAllocator(&allocator, 1); });
 }
+
+HugePageScope::HugePageScope() : prev_(tls_huge_pages) {
+  install_cpu_allocator();
+  tls_huge_pages = true;
+}
+HugePageScope::~HugePageScope() { tls_huge_pages = prev_; }
 
 BlockPool* set_thread_block_pool(BlockPool* pool) {
   install_cpu_allocator();

@@ -1,6 +1,7 @@
 // LibTorch's CPU allocator while tonnx works. c10's own allocation (posix_memalign, free),
 // with two additions:
-//  - blocks of 2 MiB or more are advised into transparent huge pages (MADV_HUGEPAGE). On
+//  - while a HugePageScope is alive on a thread (the exporter's trace), that thread's blocks
+//    of 2 MiB or more are advised into transparent huge pages (MADV_HUGEPAGE). On
 //    this project's machine a fresh 4 KiB page costs 12 us to fault in, a 2 MiB huge page
 //    0.24-4.5 us per 4 KiB; tracing super_resolution spent two thirds of its time faulting
 //    in activations (docs/export_speed.md).
@@ -34,7 +35,21 @@ void install_cpu_allocator();
 // the pool set before. Installs the allocator.
 BlockPool* set_thread_block_pool(BlockPool* pool);
 
-// c10::alloc_cpu, with blocks of 2 MiB or more advised into huge pages.
+// c10::alloc_cpu; blocks of 2 MiB or more advised into huge pages inside a HugePageScope.
 void* alloc_cpu_block(size_t n);
+
+// Huge pages for this thread's large blocks while alive (installs the allocator). Not for
+// the backend: its arena faults nothing after the first run, and in one measurement GPT-2's
+// steady-state runs took 290-370 ms with its blocks in huge pages against 195 without.
+class HugePageScope {
+ public:
+  HugePageScope();
+  ~HugePageScope();
+  HugePageScope(const HugePageScope&) = delete;
+  HugePageScope& operator=(const HugePageScope&) = delete;
+
+ private:
+  bool prev_;
+};
 
 }  // namespace tonnx::detail
