@@ -11,6 +11,7 @@
 #include <iostream>
 #include <mutex>
 #include <set>
+#include <string_view>
 #include <sstream>
 #include <unordered_map>
 
@@ -154,25 +155,26 @@ std::string first_difference(jit::Graph& a, jit::Graph& b) {
 thread_local std::vector<std::string>* t_value_reads = nullptr;
 
 // The ops whose results carry tensor values into host numbers or into a result's shape.
+// (Called for every op of a trace: a lookup that allocates nothing.)
 bool reads_values(const char* name) {
-  static const std::set<std::string> ops = {"aten::_local_scalar_dense",
-                                            "aten::item",
-                                            "aten::is_nonzero",
-                                            "aten::equal",
-                                            "aten::allclose",
-                                            "aten::nonzero",
-                                            "aten::nonzero_numpy",
-                                            "aten::argwhere",
-                                            "aten::masked_select",
-                                            "aten::unique",
-                                            "aten::_unique",
-                                            "aten::_unique2",
-                                            "aten::unique_dim",
-                                            "aten::unique_consecutive",
-                                            "aten::unique_dim_consecutive",
-                                            "aten::repeat_interleave",
-                                            "aten::bincount",
-                                            "aten::_assert_async"};
+  static const std::set<std::string_view> ops = {"aten::_local_scalar_dense",
+                                                 "aten::item",
+                                                 "aten::is_nonzero",
+                                                 "aten::equal",
+                                                 "aten::allclose",
+                                                 "aten::nonzero",
+                                                 "aten::nonzero_numpy",
+                                                 "aten::argwhere",
+                                                 "aten::masked_select",
+                                                 "aten::unique",
+                                                 "aten::_unique",
+                                                 "aten::_unique2",
+                                                 "aten::unique_dim",
+                                                 "aten::unique_consecutive",
+                                                 "aten::unique_dim_consecutive",
+                                                 "aten::repeat_interleave",
+                                                 "aten::bincount",
+                                                 "aten::_assert_async"};
   return ops.count(name) != 0;
 }
 
