@@ -374,8 +374,30 @@ TEST(Export, DynamicAxesUnknownNameIsAnError) {
   torch::nn::Linear lin(2, 2);
   ExportOptions opt;
   opt.dynamic_axes["nope"] = {{0, "b"}};
-  EXPECT_THROW(export_model(lin, {torch::randn({1, 2})}, temp_dir("dyn_bad") + "/m.onnx", opt),
-               ExportError);
+  std::string path = temp_dir("dyn_bad") + "/m.onnx";
+  try {
+    export_model(lin, {torch::randn({1, 2})}, path, opt);
+    ADD_FAILURE() << "exported";
+  } catch (const ExportError& e) {
+    EXPECT_NE(std::string(e.what()).find("'nope'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("ignore_unknown_dynamic_axes"), std::string::npos);
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+// torch.onnx's behaviour on request: the name is a warning, and the model is the static one.
+TEST(Export, DynamicAxesUnknownNameCanBeIgnoredWithAWarning) {
+  torch::nn::Linear lin(2, 2);
+  ExportOptions opt;
+  opt.dynamic_axes["nope"] = {{0, "b"}};
+  opt.dynamic_axes["output_0"] = {{0, "b"}};
+  opt.ignore_unknown_dynamic_axes = true;
+  std::string path = temp_dir("dyn_ignored") + "/m.onnx";
+  ExportSummary s = export_model(lin, {torch::randn({1, 2})}, path, opt);
+  ASSERT_EQ(s.warnings.size(), 1u);
+  EXPECT_NE(s.warnings[0].find("'nope'"), std::string::npos) << s.warnings[0];
+  EXPECT_EQ(s.outputs.at(0).type.str(), "Float(b, 2)");
+  EXPECT_EQ(s.inputs.at(0).type.str(), "Float(1, 2)");
 }
 
 TEST(Backend, BracedListOfTwoTensorsIsPositional) {

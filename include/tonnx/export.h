@@ -72,6 +72,10 @@ struct ExportOptions {
   int64_t external_data_threshold = 1024;
   std::string external_data_location;
   TraceCheck trace_check = TraceCheck::WARN;
+  // A dynamic_axes name that is neither an input nor an output name: an error (a misspelt
+  // name would export static sizes without a word), or with this set, a warning in
+  // ExportSummary::warnings and the name is ignored, as torch.onnx 1.13 does.
+  bool ignore_unknown_dynamic_axes = false;
 };
 
 // Marks `axes` of `name` dynamic with generated names (name_dynamic_axes_K), like the

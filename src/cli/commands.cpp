@@ -198,6 +198,9 @@ options:
   --test-data DIR              write DIR/test_data_set_0/{input,output}_K.pb: the example
                                inputs and LibTorch's outputs as ONNX TensorProto files
   --dynamic-axes SPEC          NAME:AXIS[,AXIS];NAME:AXIS ... symbolic dims
+  --ignore-unknown-dynamic-axes  a --dynamic-axes NAME that is neither an input nor an
+                               output is a warning and ignored, as in torch.onnx (default:
+                               an error, since a misspelt name would export static sizes)
   --no-constant-folding        keep constant subgraphs as ops
   --no-export-params           parameters become graph inputs instead of initializers
   --keep-initializers-as-inputs  list initializers as graph inputs too (IR v3 style)
@@ -236,6 +239,7 @@ ExportOptions export_options(const Args& a) {
   if (auto v = a.get("--input-names")) opt.input_names = split(*v, ',');
   if (auto v = a.get("--output-names")) opt.output_names = split(*v, ',');
   if (auto v = a.get("--dynamic-axes")) parse_dynamic_axes(*v, opt);
+  opt.ignore_unknown_dynamic_axes = a.has("--ignore-unknown-dynamic-axes");
   opt.verbose = a.has("--verbose");
   opt.do_constant_folding = !a.has("--no-constant-folding");
   opt.export_params = !a.has("--no-export-params");
@@ -309,15 +313,15 @@ int cmd_export(const std::vector<std::string>& argv) {
     std::cout << kExportHelp;
     return 0;
   }
-  Spec spec{
-      {"-o", "--output", "--input-shape", "--input-names", "--output-names", "--opset", "--seed",
-       "--test-data", "--dynamic-axes", "--inputs", "--load-library", "--external-data-threshold",
-       "--default-dtype"},
-      {"--verbose", "--no-constant-folding", "--no-export-params", "--keep-initializers-as-inputs",
-       "--aten-fallback", "--training", "--preserve-training-mode", "--no-external-data",
-       "--timing", "--quiet", "--strict-trace", "--no-trace-check"},
-      {},
-      {"--external-data"}};
+  Spec spec{{"-o", "--output", "--input-shape", "--input-names", "--output-names", "--opset",
+             "--seed", "--test-data", "--dynamic-axes", "--inputs", "--load-library",
+             "--external-data-threshold", "--default-dtype"},
+            {"--verbose", "--no-constant-folding", "--no-export-params",
+             "--keep-initializers-as-inputs", "--aten-fallback", "--training",
+             "--preserve-training-mode", "--no-external-data", "--timing", "--quiet",
+             "--strict-trace", "--no-trace-check", "--ignore-unknown-dynamic-axes"},
+            {},
+            {"--external-data"}};
   Args a = parse_args(argv, spec);
   if (a.positional.size() != 1)
     throw UsageError("expected one MODEL name, got " + std::to_string(a.positional.size()));

@@ -38,6 +38,7 @@ struct ConvertConfig {
   std::vector<std::string> output_names;
   std::map<std::string, std::map<int64_t, std::string>> dynamic_axes;
   std::map<std::string, int64_t> custom_opsets;
+  bool ignore_unknown_dynamic_axes = false;  // warn about them instead of failing
   size_t num_user_inputs = 0;
   std::vector<TracedParam> params;  // the jit graph inputs after the user inputs
 };
@@ -103,6 +104,8 @@ class Converter {
   const std::unordered_map<const torch::jit::Value*, ir::Value*>& top_level_values() const {
     return env_.front();
   }
+  // What convert() warned about (also printed to stderr).
+  const std::vector<std::string>& warnings() const { return warnings_; }
 
  private:
   void check_feasible();
@@ -179,6 +182,7 @@ class Converter {
   std::unordered_set<const ir::Value*> complex_;
   std::unordered_set<const torch::jit::Value*> rank_varies_;
   std::vector<int64_t> input_examples_;
+  std::vector<std::string> warnings_;
 };
 
 std::optional<ir::TensorType> jit_type(const torch::jit::Value* v);

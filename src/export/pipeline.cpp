@@ -229,6 +229,7 @@ Exported finish_export(TraceResult tr, const ExportOptions& o) {
   cfg.output_names = o.output_names;
   cfg.dynamic_axes = o.dynamic_axes;
   cfg.custom_opsets = o.custom_opsets;
+  cfg.ignore_unknown_dynamic_axes = o.ignore_unknown_dynamic_axes;
   cfg.num_user_inputs = tr.num_user_inputs;
   cfg.params = tr.params;
   Exported ex;
@@ -239,6 +240,7 @@ Exported finish_export(TraceResult tr, const ExportOptions& o) {
   if (recording) record_references(*recording, tr, converter.top_level_values());
   for (const auto& t : tr.eager_outputs) add_flat(t, ex.eager_outputs);
   ex.warnings = tr.warnings;
+  for (const std::string& w : converter.warnings()) ex.warnings.push_back(w);
   timer.lap("convert");
   // An output whose rank varies with the input sizes (a squeeze of a dim whose size varies) has
   // no rank in the graph, and ONNX's checker wants one on graph outputs: the example's.

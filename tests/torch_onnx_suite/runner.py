@@ -485,6 +485,8 @@ def tonnx_export(model, args, f, opset_version=None, do_constant_folding=True,
             axes = list(axes.keys()) if isinstance(axes, dict) else list(axes)
             specs.append("%s:%s" % (name, ",".join(str(a) for a in axes)))
         cmd += ["--dynamic-axes", ";".join(specs)]
+        # torch.onnx warns about a name that is neither an input nor an output and ignores it
+        cmd.append("--ignore-unknown-dynamic-axes")
     rc, text = BATCH.run(cmd[1:], ARGS.timeout)
     if rc != 0:
         lines = [l for l in text.splitlines() if l.strip()] or ["exit %d" % rc]
