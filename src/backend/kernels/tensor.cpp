@@ -1,5 +1,10 @@
 // Tensor-manipulation kernels: constants, shapes, reshapes, slicing, gathering
 // (Cast is in string.cpp: one kernel casts numbers and strings).
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <cstring>
+
 #include "backend/kernels/kernel.h"
 
 namespace tonnx::backend {
@@ -93,11 +98,67 @@ TONNX_KERNEL("Reshape", 1, 4, [](const KernelSpec& s) -> Kernel {
   };
 });
 
+// Concat of contiguous tensors of one dtype and rank whose sizes agree except along `axis`,
+// as one parallel copy: each output row (the dims before `axis`) is the inputs' rows one after
+// another. ATen 1.13's cat copies input by input through TensorIterator when more than one
+// thread runs, one parallel region per input: DenseNet-121's 62 Concats of up to 32 inputs
+// took 1.6 ms at one thread and 3.6 ms at two. Returns an undefined tensor for other inputs
+// (ATen's cat checks and reports them).
+at::Tensor concat_contiguous(const Tensors& in, int64_t axis) {
+  if (in.size() < 2) return {};
+  const at::Tensor& first = in[0];
+  int64_t dim = first.dim();
+  if (dim == 0 || axis < 0 || axis >= dim) return {};
+  std::vector<int64_t> sizes = first.sizes().vec();
+  sizes[axis] = 0;
+  for (const at::Tensor& t : in) {
+    if (!t.defined() || t.dim() != dim || t.scalar_type() != first.scalar_type() ||
+        !t.is_contiguous() || t.is_quantized() || t.device() != first.device() ||
+        t.layout() != at::kStrided)
+      return {};
+    for (int64_t d = 0; d < dim; ++d)
+      if (d != axis && t.size(d) != first.size(d)) return {};
+    sizes[axis] += t.size(axis);
+  }
+  at::Tensor out = at::empty(sizes, first.options());
+  const int64_t elem = static_cast<int64_t>(out.element_size());
+  int64_t outer = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= sizes[d];
+  // Bytes per row of each input, and where each starts within an output row.
+  std::vector<int64_t> row(in.size()), start(in.size());
+  int64_t out_row = 0;
+  for (size_t i = 0; i < in.size(); ++i) {
+    row[i] = in[i].numel() / std::max<int64_t>(outer, 1) * elem;
+    start[i] = out_row;
+    out_row += row[i];
+  }
+  if (outer == 0 || out_row == 0) return out;
+  char* dst = static_cast<char*>(out.data_ptr());
+  std::vector<const char*> src(in.size());
+  for (size_t i = 0; i < in.size(); ++i) src[i] = static_cast<const char*>(in[i].data_ptr());
+  // Output bytes [b, e) in 64 KB grains: each copied from the input that holds them.
+  at::parallel_for(0, outer * out_row, 64 << 10, [&](int64_t b, int64_t e) {
+    while (b < e) {
+      int64_t o = b / out_row, off = b % out_row;
+      size_t i = static_cast<size_t>(std::upper_bound(start.begin(), start.end(), off) -
+                                     start.begin() - 1);
+      while (row[i] == 0) ++i;  // (an empty input starts where the next one does)
+      int64_t in_off = off - start[i];
+      int64_t n = std::min(row[i] - in_off, e - b);
+      std::memcpy(dst + b, src[i] + o * row[i] + in_off, static_cast<size_t>(n));
+      b += n;
+    }
+  });
+  return out;
+}
+
 TONNX_KERNEL("Concat", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   int64_t axis = n.attr_i("axis", 1);
   return [axis, &n](const Tensors& in) -> Tensors {
     int64_t a = norm_axis(n, axis, in.at(0).dim());
+    at::Tensor y = concat_contiguous(in, a);
+    if (y.defined()) return {y};
     return {at::cat(in, a)};
   };
 });
