@@ -5,6 +5,7 @@
 // nodes are internal ops of kFusedDomain, served by backend/kernels/nn.cpp:
 //   Conv [+ BatchNormalization] [+ Add] [+ act]   -> ai.tonnx::FusedConv
 //   ConvTranspose [+ BatchNormalization] [+ act]  -> ai.tonnx::FusedConv, transposed=1
+//   BatchNormalization + act                      -> ai.tonnx::FusedBatchNorm
 //   Gemm + act                                    -> ai.tonnx::FusedGemm
 //   MatMul(A, B) + Add(bias of B's columns) [+ act] -> ai.tonnx::FusedGemm on A's rows
 //   GELU written out (Erf or Tanh and their Mul/Add/Div) -> ai.tonnx::Gelu (fuse_gelu.cpp)
@@ -201,6 +202,15 @@ size_t fuse_for_cpu(ir::Graph& g, bool fold_bn) {
       }
       if (transposed) attrs.push_back({"transposed", ir::AttrValue(int64_t{1})});
       ir::Node* f = g.add_node("FusedConv", in, attrs, 1, kFusedDomain, chain.back());
+      replace_chain(g, chain, f);
+    } else if (plain_batchnorm(n)) {
+      // One not fused into a convolution (DenseNet's BN -> Relu before each one).
+      auto act = activation(next());
+      if (!act) continue;
+      chain.push_back(next());
+      std::vector<ir::Attr> attrs = *act;
+      attrs.push_back({"epsilon", ir::AttrValue(n->attr_f("epsilon", 1e-5f))});
+      ir::Node* f = g.add_node("FusedBatchNorm", n->inputs(), attrs, 1, kFusedDomain, chain.back());
       replace_chain(g, chain, f);
     } else if (is_op(n, "Gemm") && n->outputs().size() == 1) {
       auto act = activation(next());

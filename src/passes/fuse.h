@@ -29,9 +29,10 @@ enum class FusedActivation { None, Relu, LeakyRelu, Sigmoid, Tanh };
 // nullopt for a name that is none of these ("" is None).
 std::optional<FusedActivation> parse_fused_activation(const std::string& name);
 
-// Rewrites Conv/ConvTranspose [+BN] [+Add] [+activation], Gemm + activation and MatMul +
-// bias [+activation] chains into fused nodes of kFusedDomain. Graphs with subgraphs are left
-// alone (a body may read an intermediate by name). Returns the number of chains fused.
+// Rewrites Conv/ConvTranspose [+BN] [+Add] [+activation], BN + activation, Gemm +
+// activation and MatMul + bias [+activation] chains into fused nodes of kFusedDomain. Graphs with
+// subgraphs are left alone (a body may read an intermediate by name). Returns the number of chains
+// fused.
 size_t fuse_for_cpu(ir::Graph& g, bool fold_batchnorm);
 
 // GELU as both exporters write it in ONNX ops (exact, with Erf, or the tanh approximation)

@@ -1,4 +1,5 @@
 // Neural-network kernels: convolution and pooling (Gemm and MatMul are in gemm.cpp).
+#include "backend/kernels/batchnorm.h"
 #include "backend/kernels/fused_activation.h"
 #include "backend/kernels/kernel.h"
 #include "backend/onednn.h"
@@ -318,31 +319,6 @@ TONNX_KERNEL("Conv", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   };
 });
 
-// BatchNormalization's per-channel x * alpha + beta, computed as ATen 1.13's CPU kernel does
-// (in float: invstd = 1 / sqrt(var + eps), alpha = invstd * scale, beta = bias - mean *
-// alpha), from the FusedConv's inputs 4..7 when all four are float initializers.
-std::pair<at::Tensor, at::Tensor> batchnorm_alpha_beta(const KernelSpec& s, double eps) {
-  if (s.constant_inputs.size() < 8) return {};
-  for (size_t i = 4; i < 8; ++i)
-    if (!s.constant_inputs[i].defined() || s.constant_inputs[i].scalar_type() != at::kFloat ||
-        s.constant_inputs[i].dim() != 1)
-      return {};
-  at::Tensor sc = s.constant_inputs[4].contiguous(), bi = s.constant_inputs[5].contiguous(),
-             mu = s.constant_inputs[6].contiguous(), var = s.constant_inputs[7].contiguous();
-  int64_t c = sc.numel();
-  if (bi.numel() != c || mu.numel() != c || var.numel() != c) return {};
-  at::Tensor alpha = at::empty({c}, at::kFloat), beta = at::empty({c}, at::kFloat);
-  const float *ps = sc.data_ptr<float>(), *pb = bi.data_ptr<float>(), *pm = mu.data_ptr<float>(),
-              *pv = var.data_ptr<float>();
-  float *pa = alpha.data_ptr<float>(), *pbeta = beta.data_ptr<float>();
-  for (int64_t i = 0; i < c; ++i) {
-    float invstd = 1 / std::sqrt(pv[i] + static_cast<float>(eps));
-    pa[i] = invstd * ps[i];
-    pbeta[i] = pb[i] - pm[i] * pa[i];
-  }
-  return {alpha, beta};
-}
-
 // ai.tonnx::FusedConv(X, W, B?, Z?[, scale, bias, mean, var]): Conv, or ConvTranspose with
 // transposed=1; then the inference BatchNormalization when its four inputs are given (with
 // bn_epsilon); then Z when given (Add, in place when the shapes agree); then the activation.
@@ -359,9 +335,9 @@ TONNX_KERNEL_DOMAIN(
         OneDnnConv::Fused f;
         f.batchnorm = n.inputs().size() > 7;
         if (f.batchnorm) {
-          auto bn = batchnorm_alpha_beta(s, eps);
-          f.bn_alpha = bn.first;
-          f.bn_beta = bn.second;
+          BatchNormTerms bn = constant_batchnorm_terms(s, 4, eps);
+          f.bn_alpha = bn.alpha;
+          f.bn_beta = bn.beta;
         }
         f.add = n.inputs().size() > 3 && n.input(3) != nullptr;
         f.activation = act.kind;
@@ -370,7 +346,10 @@ TONNX_KERNEL_DOMAIN(
       }
       at::Tensor w_mkldnn =
           transposed || dnn_conv ? at::Tensor() : prepack_conv_weight(s, a.c, a.group);
-      return [a, transposed, act, eps, dnn, dnn_conv, w_mkldnn, &n](const Tensors& in) -> Tensors {
+      BatchNormTerms bn_terms =
+          n.inputs().size() > 7 ? constant_batchnorm_terms(s, 4, eps) : BatchNormTerms{};
+      return [a, transposed, act, eps, dnn, dnn_conv, w_mkldnn, bn_terms,
+              &n](const Tensors& in) -> Tensors {
         at::Tensor b = in.size() > 2 ? in[2] : at::Tensor();
         at::Tensor z = in.size() > 3 ? in[3] : at::Tensor();
         OneDnnConv::Done done;
@@ -380,9 +359,18 @@ TONNX_KERNEL_DOMAIN(
           y = transposed ? conv_transpose(n, a, dnn.get(), in.at(0), in.at(1), b)
                          : run_conv(n, a.c, a.group, in.at(0), in.at(1), b, w_mkldnn);
         if (done.activation) return {y};
-        if (in.size() > 7 && !done.batchnorm)  // the same call as the BatchNormalization kernel
-          y = at::batch_norm(y, in[4], in[5], in[6], in[7], false, 0.0, eps, false);
-        if (in.size() > 3 && in[3].defined() && !done.add) {
+        bool has_z = in.size() > 3 && in[3].defined() && !done.add;
+        if (in.size() > 7 && !done.batchnorm) {
+          // As the BatchNormalization kernel computes it, in place on the convolution's output
+          // (with the Relu when nothing comes between), else ATen's call.
+          bool relu = !has_z && act.kind == FusedActivation::Kind::Relu;
+          if (batchnorm_inference(y, bn_terms, relu, y).defined()) {
+            if (relu) return {y};
+          } else {
+            y = at::batch_norm(y, in[4], in[5], in[6], in[7], false, 0.0, eps, false);
+          }
+        }
+        if (has_z) {
           const at::Tensor& z = in[3];
           if (z.sizes() == y.sizes() && z.scalar_type() == y.scalar_type())
             y.add_(z);

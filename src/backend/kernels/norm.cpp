@@ -1,6 +1,8 @@
 // Normalization and loss kernels: BatchNormalization, LayerNormalization,
 // InstanceNormalization, LRN, MeanVarianceNormalization, NegativeLogLikelihoodLoss,
 // SoftmaxCrossEntropyLoss.
+#include "backend/kernels/batchnorm.h"
+#include "backend/kernels/fused_activation.h"
 #include "backend/kernels/kernel.h"
 
 namespace tonnx::backend {
@@ -13,11 +15,15 @@ TONNX_KERNEL("BatchNormalization", 1, kAnyOpset, [](const KernelSpec& s) -> Kern
   // training_mode (14+): normalize with the batch statistics and also return the updated
   // running mean and variance (momentum-weighted, variance unbiased as ONNX's reference).
   bool training = n.attr_i("training_mode", 0) != 0;
-  return [&n, eps, momentum, training](const Tensors& in) -> Tensors {
+  BatchNormTerms terms = training ? BatchNormTerms{} : constant_batchnorm_terms(s, 1, eps);
+  return [&n, eps, momentum, training, terms](const Tensors& in) -> Tensors {
     const at::Tensor& x = in.at(0);
     if (x.dim() < 2) kernel_fail(n, "X must be [N, C, ...], got rank " + std::to_string(x.dim()));
-    if (!training)
+    if (!training) {
+      at::Tensor y = batchnorm_inference(x, terms, false);
+      if (y.defined()) return {y};
       return {at::batch_norm(x, in.at(1), in.at(2), in.at(3), in.at(4), false, 0.0, eps, false)};
+    }
     std::vector<int64_t> axes{0};
     for (int64_t i = 2; i < x.dim(); ++i) axes.push_back(i);
     at::Tensor mean = x.mean(axes), var = x.var(axes, /*unbiased=*/false);
@@ -31,6 +37,29 @@ TONNX_KERNEL("BatchNormalization", 1, kAnyOpset, [](const KernelSpec& s) -> Kern
     return {y, rm, rv};
   };
 });
+
+// ai.tonnx::FusedBatchNorm(X, scale, B, mean, var): an inference BatchNormalization and the
+// activation after it (attributes epsilon, activation): DenseNet's BN -> Relu before each
+// convolution, in one pass where batchnorm_inference can, else ATen's two calls.
+TONNX_KERNEL_DOMAIN(
+    "FusedBatchNorm", passes::kFusedDomain, 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
+      const ir::Node& n = s.node;
+      double eps = n.attr_f("epsilon", 1e-5f);
+      FusedActivation act(n);
+      BatchNormTerms terms = constant_batchnorm_terms(s, 1, eps);
+      return [&n, eps, act, terms](const Tensors& in) -> Tensors {
+        const at::Tensor& x = in.at(0);
+        if (x.dim() < 2)
+          kernel_fail(n, "X must be [N, C, ...], got rank " + std::to_string(x.dim()));
+        bool relu = act.kind == FusedActivation::Kind::Relu;
+        at::Tensor y = batchnorm_inference(x, terms, relu);
+        if (y.defined() && (relu || act.kind == FusedActivation::Kind::None)) return {y};
+        if (!y.defined())
+          y = at::batch_norm(x, in.at(1), in.at(2), in.at(3), in.at(4), false, 0.0, eps, false);
+        act(y);
+        return {y};
+      };
+    });
 
 TONNX_KERNEL("LayerNormalization", 17, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
