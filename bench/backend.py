@@ -5,7 +5,8 @@ median of --repeat runs after a warm-up, and prepare time, at 1 and 2 threads an
 cores (when there are more than 2), in one run:
     /usr/bin/python3 bench/backend.py [build-dir] [model ...]
 Prints ratios tonnx/eager and tonnx/ORT, and per thread count the geometric mean of tonnx/ORT
-and the worst model (issue 16's goals: geomean <= 0.9, no model above 1.0).
+and the worst model (issue 16's goals: geomean <= 0.9, no model above 1.0), also with
+--onednn-conv on the models that have Conv.
 The `dnn_ms` column is tonnx with `--onednn-conv` (Conv on oneDNN in channels-last layout,
 opt-in because it rounds differently from LibTorch); `-` for models without Conv.
 For the transformers, torch.onnx 1.13 also exports the Python twin (bench/torch_export.py) and
@@ -52,6 +53,7 @@ def main():
     repeat = "20"
     thread_counts = ["1", "2"] + ([str(os.cpu_count())] if (os.cpu_count() or 1) > 2 else [])
     ratios = {t: {} for t in thread_counts}
+    dnn_ratios = {t: {} for t in thread_counts}  # --onednn-conv where the model has Conv
     print(f"{'model':22} {'thr':>3} {'eager_ms':>9} {'tonnx_ms':>9} {'ort_ms':>8} {'tonnx/eager':>11} "
           f"{'tonnx/ort':>9} {'dnn_ms':>8} {'dnn/ort':>7} {'prepare_ms':>10} {'ort_prep_ms':>11} "
           f"{'ort_torch_ms':>12} {'tonnx_torch_ms':>14}")
@@ -78,6 +80,7 @@ def main():
             tm, prep = num(r"median_ms=([0-9.]+)", t), num(r"prepare_ms=([0-9.e-]+)", t)
             om, oprep = num(r"ort_median_ms=([0-9.]+)", o), num(r"ort_prepare_ms=([0-9.]+)", o)
             ratios[threads][name] = tm / om
+            dnn_ratios[threads][name] = (dnn if dnn else tm) / om
             twin = f"{'-':>12} {'-':>14}"
             if name in TORCH_TWIN:
                 ot = num(r"ort_median_ms=([0-9.]+)",
@@ -98,6 +101,10 @@ def main():
         worst = max(rs, key=rs.get)
         print(f"threads={threads}: geomean tonnx/ort {geomean(rs.values()):.3f} over {len(rs)} models; "
               f"worst {worst} {rs[worst]:.2f}")
+        ds = dnn_ratios[threads]
+        dworst = max(ds, key=ds.get)
+        print(f"threads={threads}: with --onednn-conv on the conv nets: geomean {geomean(ds.values()):.3f}; "
+              f"worst {dworst} {ds[dworst]:.2f}")
 
 
 if __name__ == "__main__":
