@@ -410,6 +410,30 @@ TEST(Hostile, AtenNodesAreLimited) {
   EXPECT_TRUE(prepare(aten("ATen", "abs")).run({-torch::ones({2})})[0].equal(torch::ones({2})));
 }
 
+// The backend's internal fused ops (domain ai.tonnx) named in a file with inputs they do not take:
+// an error naming the counts, not a read past the inputs or a BatchNormalization dropped.
+TEST(Hostile, InternalFusedOpsCheckTheirInputs) {
+  auto fused = [](const std::string& op, std::vector<std::string> inputs) {
+    onnx::ModelProto m = model(op, inputs);
+    auto* imp = m.add_opset_import();
+    imp->set_domain("ai.tonnx");
+    imp->set_version(1);
+    m.mutable_graph()->mutable_node(0)->set_domain("ai.tonnx");
+    return m;
+  };
+  expect_error(
+      [&] {
+        prepare(fused("FusedBatchNorm", {"x", "s"}));
+      },
+      "takes 5 inputs (X, scale, B, mean, var) and 1 output, got 2 and 1");
+  expect_error([&] { prepare(fused("FusedConv", {"x"})); }, "(2-4 or 8 inputs)");
+  expect_error(
+      [&] {
+        prepare(fused("FusedConv", {"x", "w", "", "", "s", "b"}));
+      },
+      "(2-4 or 8 inputs) and 1 output, got 6 and 1");
+}
+
 // String inputs whose data and shape disagree, and MelWeightMatrix with an edge of 10^15 Hz.
 TEST(Hostile, StringInputsAndSignalSizes) {
   onnx::ModelProto m = model("Identity", {"s"});

@@ -325,6 +325,13 @@ TONNX_KERNEL("Conv", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
 TONNX_KERNEL_DOMAIN(
     "FusedConv", passes::kFusedDomain, 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
       const ir::Node& n = s.node;
+      // (A model file may name this internal op: check what it reads.)
+      size_t n_in = n.inputs().size();
+      if (n_in < 2 || (n_in > 4 && n_in != 8) || n.outputs().size() != 1)
+        kernel_fail(n,
+                    "takes X, W, B?, Z? and optionally BatchNormalization's scale, bias, "
+                    "mean and var (2-4 or 8 inputs) and 1 output, got " +
+                        std::to_string(n_in) + " and " + std::to_string(n.outputs().size()));
       ConvTransposeAttrs a = parse_conv_transpose(n);
       bool transposed = n.attr_i("transposed", 0) != 0;
       FusedActivation act(n);

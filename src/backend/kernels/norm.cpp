@@ -44,6 +44,11 @@ TONNX_KERNEL("BatchNormalization", 1, kAnyOpset, [](const KernelSpec& s) -> Kern
 TONNX_KERNEL_DOMAIN(
     "FusedBatchNorm", passes::kFusedDomain, 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
       const ir::Node& n = s.node;
+      // (A model file may name this internal op: check what it reads.)
+      if (n.inputs().size() != 5 || n.outputs().size() != 1)
+        kernel_fail(n, "takes 5 inputs (X, scale, B, mean, var) and 1 output, got " +
+                           std::to_string(n.inputs().size()) + " and " +
+                           std::to_string(n.outputs().size()));
       double eps = n.attr_f("epsilon", 1e-5f);
       FusedActivation act(n);
       BatchNormTerms terms = constant_batchnorm_terms(s, 1, eps);
