@@ -1,12 +1,10 @@
 // The converter (converter.h): TorchScript nodes to ONNX through the symbolic registry.
 #include "export/converter.h"
 
-#include <iostream>
 #include <ATen/ATen.h>
 #include <torch/csrc/jit/ir/constants.h>
 
 #include <algorithm>
-#include <iostream>
 #include <set>
 #include <sstream>
 
@@ -622,25 +620,8 @@ ir::Model Converter::convert() {
       out_names.push_back(name);
     }
   }
-  for (auto it = cfg_.dynamic_axes.begin(); it != cfg_.dynamic_axes.end();) {
-    const std::string& name = it->first;
-    bool known = used_names.count(name) > 0;
-    for (const std::string& o : out_names) known = known || name == o;
-    if (known) {
-      ++it;
-      continue;
-    }
-    std::string what = "dynamic_axes names '" + name +
-                       "', which is neither an input name nor an output name (outputs without "
-                       "output_names are named output_0, output_1, ...)";
-    if (!cfg_.ignore_unknown_dynamic_axes)
-      throw ExportError(what +
-                        "; to ignore it with a warning, as torch.onnx does, set "
-                        "ignore_unknown_dynamic_axes (--ignore-unknown-dynamic-axes)");
-    warnings_.push_back(what + ": ignored, so its axes stay static");
-    std::cerr << "tonnx: warning: " << warnings_.back() << "\n";
-    it = cfg_.dynamic_axes.erase(it);
-  }
+  warnings_ = drop_unknown_dynamic_axes(cfg_.dynamic_axes, used_names, out_names,
+                                        cfg_.ignore_unknown_dynamic_axes);
   for (const jit::Node* n : jg_->nodes()) convert_node(n);
   current_ = nullptr;
 

@@ -43,6 +43,13 @@ struct ConvertConfig {
   std::vector<TracedParam> params;  // the jit graph inputs after the user inputs
 };
 
+// The dynamic_axes names that are neither an input (`inputs`) nor an output (`outputs`): an
+// ExportError naming the first, or with `ignore`, each erased from `axes` with a warning
+// (printed, and returned), as torch.onnx does. (dynamic.cpp)
+std::vector<std::string> drop_unknown_dynamic_axes(
+    std::map<std::string, std::map<int64_t, std::string>>& axes,
+    const std::set<std::string>& inputs, const std::vector<std::string>& outputs, bool ignore);
+
 class Converter {
  public:
   Converter(std::shared_ptr<torch::jit::Graph> graph, ConvertConfig config);

@@ -9,9 +9,12 @@
 #include <torch/csrc/jit/ir/constants.h>
 #include <torch/csrc/jit/ir/ir.h>
 
+#include <algorithm>
+#include <iostream>
 #include <optional>
 #include <sstream>
 
+#include "export/converter.h"
 #include "export/trace.h"
 
 namespace tonnx::detail {
@@ -189,6 +192,30 @@ void generalize_sizes(TraceResult& a, const TraceResult& b, const TraceResult& c
       cannot(x->output(),
              "the number " + std::to_string(va->toDouble()) + " changes with the dynamic axes");
   }
+}
+
+std::vector<std::string> drop_unknown_dynamic_axes(
+    std::map<std::string, std::map<int64_t, std::string>>& axes,
+    const std::set<std::string>& inputs, const std::vector<std::string>& outputs, bool ignore) {
+  std::vector<std::string> warnings;
+  for (auto it = axes.begin(); it != axes.end();) {
+    const std::string& name = it->first;
+    if (inputs.count(name) || std::count(outputs.begin(), outputs.end(), name)) {
+      ++it;
+      continue;
+    }
+    std::string what = "dynamic_axes names '" + name +
+                       "', which is neither an input name nor an output name (outputs without "
+                       "output_names are named output_0, output_1, ...)";
+    if (!ignore)
+      throw ExportError(what +
+                        "; to ignore it with a warning, as torch.onnx does, set "
+                        "ignore_unknown_dynamic_axes (--ignore-unknown-dynamic-axes)");
+    warnings.push_back(what + ": ignored, so its axes stay static");
+    std::cerr << "tonnx: warning: " << warnings.back() << "\n";
+    it = axes.erase(it);
+  }
+  return warnings;
 }
 
 }  // namespace tonnx::detail
