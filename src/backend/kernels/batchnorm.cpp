@@ -10,7 +10,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <mutex>
 
 #if defined(__x86_64__)
 #include <immintrin.h>

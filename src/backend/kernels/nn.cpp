@@ -336,16 +336,15 @@ TONNX_KERNEL_DOMAIN(
       bool transposed = n.attr_i("transposed", 0) != 0;
       FusedActivation act(n);
       double eps = n.attr_f("bn_epsilon", 1e-5f);
+      BatchNormTerms bn_terms =
+          n.inputs().size() > 7 ? constant_batchnorm_terms(s, 4, eps) : BatchNormTerms{};
       auto dnn = transposed ? make_onednn_deconv(s, a) : nullptr;
       std::shared_ptr<const OneDnnConv> dnn_conv;
       if (!transposed) {
         OneDnnConv::Fused f;
         f.batchnorm = n.inputs().size() > 7;
-        if (f.batchnorm) {
-          BatchNormTerms bn = constant_batchnorm_terms(s, 4, eps);
-          f.bn_alpha = bn.alpha;
-          f.bn_beta = bn.beta;
-        }
+        f.bn_alpha = bn_terms.alpha;
+        f.bn_beta = bn_terms.beta;
         f.add = n.inputs().size() > 3 && n.input(3) != nullptr;
         f.activation = act.kind;
         f.alpha = static_cast<float>(act.alpha);
@@ -353,8 +352,6 @@ TONNX_KERNEL_DOMAIN(
       }
       at::Tensor w_mkldnn =
           transposed || dnn_conv ? at::Tensor() : prepack_conv_weight(s, a.c, a.group);
-      BatchNormTerms bn_terms =
-          n.inputs().size() > 7 ? constant_batchnorm_terms(s, 4, eps) : BatchNormTerms{};
       return [a, transposed, act, eps, dnn, dnn_conv, w_mkldnn, bn_terms,
               &n](const Tensors& in) -> Tensors {
         at::Tensor b = in.size() > 2 ? in[2] : at::Tensor();

@@ -8,6 +8,16 @@
 namespace tonnx::backend {
 namespace {
 
+// The inference BatchNormalization of in[0..4], then Relu when `relu`: in one pass where
+// batchnorm_inference can, else ATen's calls (the unfused kernels' own).
+at::Tensor batchnorm_then_relu(const Tensors& in, const BatchNormTerms& t, double eps, bool relu) {
+  at::Tensor y = batchnorm_inference(in.at(0), t, relu);
+  if (y.defined()) return y;
+  y = at::batch_norm(in.at(0), in.at(1), in.at(2), in.at(3), in.at(4), false, 0.0, eps, false);
+  if (relu) y.relu_();
+  return y;
+}
+
 TONNX_KERNEL("BatchNormalization", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   double eps = n.attr_f("epsilon", 1e-5f);
@@ -19,11 +29,7 @@ TONNX_KERNEL("BatchNormalization", 1, kAnyOpset, [](const KernelSpec& s) -> Kern
   return [&n, eps, momentum, training, terms](const Tensors& in) -> Tensors {
     const at::Tensor& x = in.at(0);
     if (x.dim() < 2) kernel_fail(n, "X must be [N, C, ...], got rank " + std::to_string(x.dim()));
-    if (!training) {
-      at::Tensor y = batchnorm_inference(x, terms, false);
-      if (y.defined()) return {y};
-      return {at::batch_norm(x, in.at(1), in.at(2), in.at(3), in.at(4), false, 0.0, eps, false)};
-    }
+    if (!training) return {batchnorm_then_relu(in, terms, eps, false)};
     std::vector<int64_t> axes{0};
     for (int64_t i = 2; i < x.dim(); ++i) axes.push_back(i);
     at::Tensor mean = x.mean(axes), var = x.var(axes, /*unbiased=*/false);
@@ -57,11 +63,8 @@ TONNX_KERNEL_DOMAIN(
         if (x.dim() < 2)
           kernel_fail(n, "X must be [N, C, ...], got rank " + std::to_string(x.dim()));
         bool relu = act.kind == FusedActivation::Kind::Relu;
-        at::Tensor y = batchnorm_inference(x, terms, relu);
-        if (y.defined() && (relu || act.kind == FusedActivation::Kind::None)) return {y};
-        if (!y.defined())
-          y = at::batch_norm(x, in.at(1), in.at(2), in.at(3), in.at(4), false, 0.0, eps, false);
-        act(y);
+        at::Tensor y = batchnorm_then_relu(in, terms, eps, relu);
+        if (!relu) act(y);
         return {y};
       };
     });

@@ -140,9 +140,10 @@ at::Tensor concat_contiguous(const Tensors& in, int64_t axis) {
   at::parallel_for(0, outer * out_row, 64 << 10, [&](int64_t b, int64_t e) {
     while (b < e) {
       int64_t o = b / out_row, off = b % out_row;
+      // The last input starting at or before off: an empty input starts where the next one
+      // does, so this is never one (off < out_row).
       size_t i = static_cast<size_t>(std::upper_bound(start.begin(), start.end(), off) -
                                      start.begin() - 1);
-      while (row[i] == 0) ++i;  // (an empty input starts where the next one does)
       int64_t in_off = off - start[i];
       int64_t n = std::min(row[i] - in_off, e - b);
       std::memcpy(dst + b, src[i] + o * row[i] + in_off, static_cast<size_t>(n));
