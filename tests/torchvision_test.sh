@@ -16,6 +16,7 @@ for m in "$@"; do
   # shellcheck disable=SC2086  # export_args holds several words
   "$build/tonnx" export "$dir/$m/model.pt" -o "$dir/$m/model.onnx" --inputs "$inputs" $args >/dev/null
   node "$src/tools/ort_run.js" "$dir/$m/model.onnx" --test-data "$dir/$m/data" ${ORT_TOL:-}
-  "$build/tonnx" run "$dir/$m/model.onnx" --test-data "$dir/$m/data" | tail -2
+  # shellcheck disable=SC2086  # TONNX_TOL holds several words
+  "$build/tonnx" run "$dir/$m/model.onnx" --test-data "$dir/$m/data" ${TONNX_TOL:-} | tail -2
   rm -rf "${dir:?}/$m"
 done

@@ -12,5 +12,6 @@ rm -rf "$dir" && mkdir -p "$dir"
 echo "== ONNX Runtime vs LibTorch"
 node "$src/tools/ort_run.js" "$dir/$model.onnx" --test-data "$dir/data"
 echo "== tonnx backend vs LibTorch"
-"$build/tonnx" run "$dir/$model.onnx" --test-data "$dir/data"
+# shellcheck disable=SC2086  # TONNX_TOL holds several words
+"$build/tonnx" run "$dir/$model.onnx" --test-data "$dir/data" ${TONNX_TOL:-}
 rm -rf "$dir"

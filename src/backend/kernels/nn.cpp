@@ -6,6 +6,7 @@
 
 #include <ATen/native/ConvUtils.h>
 
+#include <algorithm>
 #include <atomic>
 
 namespace tonnx::backend {
@@ -163,6 +164,29 @@ int64_t conv_group(const ir::Node& n) {
 
 namespace {
 
+// Whether ATen with two or more threads runs this convolution on oneDNN. At one thread ATen
+// sends a 1x1 convolution (stride 1, batch under 16) to its GEMM path instead: OpenBLAS's
+// AVX2 kernels here, 1.4x slower on ResNet-50's 1x1 layers than oneDNN's AVX-512 ones. tonnx
+// keeps oneDNN's at every thread count, so such a convolution rounds as LibTorch's does with
+// two or more threads, bit for bit (docs/backend.md, "Convolution").
+bool mkldnn_as_multithreaded_aten(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b,
+                                  const std::vector<int64_t>& st, const std::vector<int64_t>& pad,
+                                  const std::vector<int64_t>& dil, int64_t group) {
+  auto backend = at::native::select_conv_backend(
+      x, w, b.defined() ? c10::optional<at::Tensor>(b) : c10::nullopt, st, pad, dil, false,
+      std::vector<int64_t>(st.size(), 0), group);
+  if (backend == at::native::ConvBackend::Mkldnn) return true;
+  auto ones = [](const std::vector<int64_t>& v) {
+    return std::all_of(v.begin(), v.end(), [](int64_t e) { return e == 1; });
+  };
+  // The one case ATen's ConvParams::use_mkldnn() turns on its thread count: 1x1, stride 1, no
+  // dilation, batch under 16, at one thread; and then still only where its size test ("native
+  // is faster") passes: groups, a batch over 1 or an input over 20480 elements.
+  return backend == at::native::ConvBackend::Slow2d && at::globalContext().userEnabledMkldnn() &&
+         at::get_num_threads() == 1 && w.size(-1) == 1 && w.size(-2) == 1 && ones(st) &&
+         ones(dil) && x.size(0) < 16 && (group > 1 || x.size(0) > 1 || x.numel() > 20480);
+}
+
 at::Tensor run_conv(const ir::Node& n, const ConvLike& c, int64_t group, at::Tensor x,
                     const at::Tensor& w, const at::Tensor& b,
                     const at::Tensor& w_mkldnn = at::Tensor()) {
@@ -188,9 +212,7 @@ at::Tensor run_conv(const ir::Node& n, const ConvLike& c, int64_t group, at::Ten
       x.suggest_memory_format() == at::MemoryFormat::Contiguous &&  // not [N,1,H,W] NHWC
       w.sizes() == w_mkldnn.sizes() &&
       (!b.defined() || (b.scalar_type() == at::kFloat && b.dim() == 1)) &&
-      at::native::select_conv_backend(
-          x, w, b.defined() ? c10::optional<at::Tensor>(b) : c10::nullopt, st, pad_arg, dil, false,
-          out_pad, group) == at::native::ConvBackend::Mkldnn) {
+      mkldnn_as_multithreaded_aten(x, w, b, st, pad_arg, dil, group)) {
     g_prepacked_conv_runs.fetch_add(1, std::memory_order_relaxed);
     return at::mkldnn_convolution(x, w_mkldnn, b.defined() ? b.contiguous() : b, pad_arg, st, dil,
                                   group);
