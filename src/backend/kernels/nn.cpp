@@ -2,6 +2,7 @@
 #include "backend/kernels/batchnorm.h"
 #include "backend/kernels/fused_activation.h"
 #include "backend/kernels/kernel.h"
+#include "backend/kernels/pool.h"
 #include "backend/onednn.h"
 
 #include <ATen/native/ConvUtils.h>
@@ -466,7 +467,13 @@ TONNX_KERNEL("MaxPool", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
     }
     at::Tensor y, idx;
     auto st = c.stride_vec(d), dil = c.dilation_vec(d);
-    switch (pool_path(xin, d, true, want_indices, dil, c.kernel, st, pad_arg, c.ceil_mode)) {
+    PoolPath path = pool_path(xin, d, true, want_indices, dil, c.kernel, st, pad_arg, c.ceil_mode);
+    if (path != PoolPath::OneDnn && d == 2 && !want_indices && dil[0] == 1 && dil[1] == 1) {
+      y = max_pool2d_exact(
+          xin, {c.kernel[0], c.kernel[1], st[0], st[1], pad_arg[0], pad_arg[1], c.ceil_mode});
+      if (y.defined()) return {is_int ? y.to(x.scalar_type()) : y};
+    }
+    switch (path) {
       case PoolPath::OneDnn:
         return {at::mkldnn_max_pool2d(xin.to_mkldnn(), c.kernel, st, pad_arg, dil, c.ceil_mode)
                     .to_dense()};
@@ -533,6 +540,10 @@ TONNX_KERNEL("AveragePool", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
               PoolPath::OneDnn)
             return {at::avg_pool2d(x.to_mkldnn(), c.kernel, st, pad_arg, c.ceil_mode, include_pad)
                         .to_dense()};
+          at::Tensor y = avg_pool2d_exact(
+              x, {c.kernel[0], c.kernel[1], st[0], st[1], pad_arg[0], pad_arg[1], c.ceil_mode},
+              include_pad);
+          if (y.defined()) return {y};
           return {at::avg_pool2d(x, c.kernel, st, pad_arg, c.ceil_mode, include_pad)};
         }
         if (d == 3) return {at::avg_pool3d(x, c.kernel, st, pad_arg, c.ceil_mode, include_pad)};
