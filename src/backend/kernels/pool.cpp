@@ -1,7 +1,8 @@
 // 2-D pooling as ATen computes it, vectorized (pool.h). Exactness is not assumed: at first use
-// a probe compares both kernels with at::max_pool2d and at::avg_pool2d bit for bit, over
-// strides 1 to 3, pads, ceil_mode, both count_include_pad and NaN, inf and zeros of both
-// signs; on any difference every call returns undefined and the caller runs its other path.
+// a probe compares both kernels with at::max_pool2d and at::avg_pool2d bit for bit (but for
+// NaN payloads), over strides 1 to 3, pads, ceil_mode, both count_include_pad and NaN, inf and
+// zeros of both signs; on any difference every call returns undefined and the caller runs its
+// other path.
 #include "backend/kernels/pool.h"
 
 #include <ATen/Parallel.h>
@@ -219,9 +220,17 @@ at::Tensor run(const at::Tensor& x, const Pool2d& p, bool is_max, bool include_p
   return y;
 }
 
+// Bit for bit, but any NaN equals any NaN: which of two NaNs a sum keeps depends on the order
+// a compiler gives an add's operands (clang swaps them where GCC does not).
 bool same_bits(const at::Tensor& a, const at::Tensor& b) {
-  return a.defined() && a.sizes() == b.sizes() &&
-         std::memcmp(a.data_ptr(), b.contiguous().data_ptr(), a.numel() * sizeof(float)) == 0;
+  if (!a.defined() || a.sizes() != b.sizes()) return false;
+  at::Tensor bc = b.contiguous();
+  const uint32_t *pa = static_cast<const uint32_t*>(a.data_ptr()),
+                 *pb = static_cast<const uint32_t*>(bc.data_ptr());
+  auto is_nan = [](uint32_t u) { return (u & 0x7fffffffu) > 0x7f800000u; };
+  for (int64_t i = 0; i < a.numel(); ++i)
+    if (pa[i] != pb[i] && !(is_nan(pa[i]) && is_nan(pb[i]))) return false;
+  return true;
 }
 
 // Both kernels against ATen: widths that give the vector and the edge paths, every stride the

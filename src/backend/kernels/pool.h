@@ -17,7 +17,8 @@ struct Pool2d {
 // ATen's kernels scan each window row by row, one element at a time: max keeps the first of
 // equal values and takes any NaN (the last one), average sums in float in that order and
 // divides by the window's count (with or without the padding). These compute the same, bit
-// for bit, sixteen output columns at a time (AVX-512), in parallel over the planes: ATen's
+// for bit (but for which NaN a sum of two NaNs keeps: a compiler may order an add's operands
+// either way), sixteen output columns at a time (AVX-512), in parallel over the planes: ATen's
 // NCHW max pooling also computes indices, and tonnx's earlier paths converted layouts
 // (Inception v3's first MaxPool, 147x147x64: 3.3 ms at two threads).
 // They return an undefined tensor where they do not apply: not float, not 4-D contiguous
