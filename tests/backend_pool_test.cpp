@@ -115,6 +115,10 @@ TEST(BackendPool, LeavesToItsCallerWhatItDoesNotCompute) {
   EXPECT_FALSE(tonnx::backend::avg_pool2d_exact(x, {3, 3, 1, 1, 2, 2, false}, true).defined());
   EXPECT_FALSE(tonnx::backend::avg_pool2d_exact(x, {11, 11, 1, 1, 0, 0, false}, true).defined());
   EXPECT_FALSE(tonnx::backend::max_pool2d_exact(x, {0, 3, 1, 1, 0, 0, false}).defined());
+  // A wide row under a wide kernel: its per-block masks would outgrow the output; ATen's.
+  EXPECT_FALSE(tonnx::backend::max_pool2d_exact(torch::randn({1, 1, 1, 40000}),
+                                                {1, 30000, 1, 1, 0, 0, false})
+                   .defined());
 }
 
 // The MaxPool and AveragePool kernels run it where it applies and where oneDNN's pooling is

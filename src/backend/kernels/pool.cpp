@@ -6,6 +6,7 @@
 #include "backend/kernels/pool.h"
 
 #include <ATen/Parallel.h>
+#include <ATen/native/Pool.h>
 
 #include <algorithm>
 #include <atomic>
@@ -24,16 +25,9 @@ namespace {
 
 std::atomic<uint64_t> g_runs{0};
 
-int64_t div_floor(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
-// ATen's pooling_output_shape, dilation 1.
+// ATen's own output size (dilation 1), so that the kernel's shape cannot drift from ATen's.
 int64_t out_size(int64_t in, int64_t k, int64_t pad, int64_t s, bool ceil_mode) {
-  int64_t o = div_floor(in + 2 * pad - k + (ceil_mode ? s - 1 : 0), s) + 1;
-  if (ceil_mode && (o - 1) * s >= in + pad) --o;
-  return o;
+  return at::native::pooling_output_shape_pad_lr<int64_t>(in, k, pad, pad, s, 1, ceil_mode);
 }
 
 #if TONNX_POOL_AVX512
@@ -45,7 +39,7 @@ struct Geometry {
   int64_t h, w, oh, ow, blocks;
   Pool2d p;
   bool is_max, include_pad;
-  std::vector<uint16_t> lo, hi;            // [block * kw + kx]
+  std::vector<uint16_t> lo, hi;            // [block * kw + kx]; hi for stride 2 only
   std::vector<int32_t> cols_pad, cols_in;  // per output column: ATen's horizontal counts
 };
 
@@ -183,9 +177,13 @@ at::Tensor run(const at::Tensor& x, const Pool2d& p, bool is_max, bool include_p
   if (g.oh < 1 || g.ow < 1 || g.w + 2 * p.pw > kMax || p.kh * p.kw > kMax || p.sw * 16 > kMax)
     return {};
   g.blocks = (g.ow + 15) / 16;
+  // The masks grow with blocks x kernel width, not with the output: a wide row under a wide
+  // kernel (a hostile model's) is left to ATen rather than allocated here.
+  constexpr int64_t kMaxMasks = int64_t{1} << 20;
+  if (g.blocks * p.kw > kMaxMasks) return {};
   auto in_width = [&](int64_t col) { return col >= 0 && col < g.w; };
   g.lo.assign(static_cast<size_t>(g.blocks * p.kw), 0);
-  g.hi = g.lo;
+  if (p.sw == 2) g.hi = g.lo;
   for (int64_t b = 0; b < g.blocks; ++b)
     for (int64_t kx = 0; kx < p.kw; ++kx) {
       const int64_t first = b * 16 * p.sw - p.pw + kx;  // the load's first input column
@@ -199,7 +197,7 @@ at::Tensor run(const at::Tensor& x, const Pool2d& p, bool is_max, bool include_p
         }
       }
       g.lo[static_cast<size_t>(b * p.kw + kx)] = lo;
-      g.hi[static_cast<size_t>(b * p.kw + kx)] = hi;
+      if (p.sw == 2) g.hi[static_cast<size_t>(b * p.kw + kx)] = hi;
     }
   g.cols_pad.assign(static_cast<size_t>(g.blocks * 16), 0);
   g.cols_in = g.cols_pad;
