@@ -7,6 +7,8 @@
 // With --test-data, feeds DIR/test_data_set_N/input_K.pb (serialized onnx TensorProto),
 // compares with output_K.pb, prints the largest differences and "N passed, M failed",
 // and exits 1 on any mismatch. --repeat N prints median_ms over N runs after a warm-up.
+// ORT_PROFILE=PREFIX writes ONNX Runtime's profile of every run to PREFIX_<date>.json
+// (bench/ort_profile.py sums it per op type).
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -137,7 +139,8 @@ async function main() {
     process.exit(2);
   }
   const t0 = process.hrtime.bigint();
-  const session = await ort.InferenceSession.create(rest[0], {intraOpNumThreads: opt.threads, interOpNumThreads: 1, graphOptimizationLevel: 'all'});
+  const session = await ort.InferenceSession.create(rest[0], {intraOpNumThreads: opt.threads, interOpNumThreads: 1, graphOptimizationLevel: 'all',
+    enableProfiling: !!process.env.ORT_PROFILE, profileFilePrefix: process.env.ORT_PROFILE || 'ort'});
   console.log(`ort_prepare_ms=${Number(process.hrtime.bigint() - t0) / 1e6}`);
   let passed = 0, failed = 0;
   for (let s = 0; ; s++) {
@@ -179,6 +182,7 @@ async function main() {
       console.log(`ort_median_ms=${ms[Math.floor(ms.length / 2)]}`);
     }
   }
+  if (process.env.ORT_PROFILE) await session.endProfiling();
   console.log(`${passed} passed, ${failed} failed`);
   process.exit(failed ? 1 : 0);
 }
