@@ -138,6 +138,12 @@ async function main() {
     console.error('usage: node tools/ort_run.js MODEL.onnx --test-data DIR [--rtol X] [--atol Y] [--output-dir D] [--threads N] [--repeat N]');
     process.exit(2);
   }
+  if (!fs.existsSync(path.join(opt.testData, 'test_data_set_0'))) {
+    // A mistyped folder must not read as "0 passed, 0 failed".
+    console.error(`ort_run: no test_data_set_0 folder under '${opt.testData}'` +
+                  (fs.existsSync(opt.testData) ? '' : ' (it does not exist)'));
+    process.exit(2);
+  }
   const t0 = process.hrtime.bigint();
   const session = await ort.InferenceSession.create(rest[0], {intraOpNumThreads: opt.threads, interOpNumThreads: 1, graphOptimizationLevel: 'all',
     enableProfiling: !!process.env.ORT_PROFILE, profileFilePrefix: process.env.ORT_PROFILE || 'ort'});

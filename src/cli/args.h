@@ -71,7 +71,7 @@ inline Args parse_args(const std::vector<std::string>& argv, const Spec& spec) {
           throw UsageError("option " + key + " is given twice");
         a.values[key].push_back(val);
       } else {
-        throw UsageError("unknown option '" + key + "' (see --help)");
+        throw UsageError("unknown option '" + key + "'");
       }
     } else {
       a.positional.push_back(s);

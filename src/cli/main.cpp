@@ -38,6 +38,19 @@ commands:
 `tonnx COMMAND --help` shows a command's options. `tonnx --version` prints the version.
 )";
 
+const char* kBatchUsage =
+    R"(usage: tonnx batch < COMMANDS
+
+Runs commands read from stdin in this one process, so LibTorch loads once (test runners:
+the torch.onnx suite runner exports a thousand small models this way). Each line is one
+command as `tonnx` takes it, its arguments separated by tabs, e.g.
+  export<TAB>resnet18<TAB>-o<TAB>r18.onnx
+After each command, stdout gets one line: the byte 0x1e, "tonnx-batch exit N " (N is the
+command's exit code), then the command's own output (stdout and stderr) with each newline
+turned into the byte 0x1f. A crash ends the batch; the caller starts another. Exit code 0
+when stdin ends.
+)";
+
 // Runs one command as `tonnx CMD ARGS...` would, turning errors into exit codes.
 int dispatch(const std::string& cmd, const std::vector<std::string>& rest) {
   static const std::map<std::string, std::function<int(const std::vector<std::string>&)>> commands =
@@ -125,6 +138,17 @@ int main(int argc, char** argv) {
       if (path) tonnx::append_emitted_records(path, tonnx::emitted_records());
     }
   } write_records{record};
-  if (cmd == "batch") return run_batch();
+  if (cmd == "batch") {
+    if (rest.size() == 1 && (rest[0] == "--help" || rest[0] == "-h")) {
+      std::cout << kBatchUsage;
+      return 0;
+    }
+    if (!rest.empty()) {
+      std::cerr << "tonnx batch: takes no arguments, got '" << rest[0]
+                << "' (see `tonnx batch --help`)\n";
+      return 2;
+    }
+    return run_batch();
+  }
   return dispatch(cmd, rest);
 }
