@@ -513,7 +513,17 @@ options:
   Args a = parse_args(argv, spec);
   if (a.positional.size() != 1) throw UsageError("expected one .onnx file");
   backend::PrepareOptions popt;
-  if (auto v = a.get("--threads")) popt.num_threads = static_cast<int>(parse_int(*v, "--threads"));
+  if (auto v = a.get("--threads")) {
+    int64_t n = parse_int(*v, "--threads");
+    if (n < 1 || n > 4096) throw UsageError("--threads is " + *v + "; it must be 1 to 4096");
+    popt.num_threads = static_cast<int>(n);
+  }
+  // Checked before the model runs, not after.
+  if (auto v = a.get("--repeat"))
+    if (parse_int(*v, "--repeat") < 1) throw UsageError("--repeat must be >= 1");
+  if (auto dir = a.get("--output-dir"))
+    if (fs::exists(*dir) && !fs::is_directory(*dir))
+      throw UsageError("--output-dir '" + *dir + "' is a file; it must be a folder (or not exist)");
   popt.profile = a.has("--profile");
   popt.fold_batchnorm = a.has("--fold-batchnorm");
   popt.onednn_conv = a.has("--onednn-conv");
