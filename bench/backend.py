@@ -46,6 +46,11 @@ def num(pattern, text):
     return float(re.search(pattern, text).group(1))
 
 
+def lowest(best, cmd, pattern):
+    """The lower of `best` and the time `pattern` reads in one run of `cmd`."""
+    return min(best, num(pattern, run(cmd)))
+
+
 def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
@@ -79,26 +84,25 @@ def main():
             eager = num(r"eager_median_ms=([0-9.]+)", run(eager_cmd))
             tcmd = [tonnx, "run", path, "--test-data", data, "--repeat", repeat, "--threads", threads] + TOL
             ort = ["node", os.path.join(ROOT, "tools", "ort_run.js")]
-            tm = dnn = om = prep = oprep = math.inf
+            tm = om = prep = oprep = math.inf
+            dnn = math.inf if name in HAS_CONV else 0
             for _ in range(ROUNDS):  # turns, each side's lowest median (see the top)
                 t = run(tcmd)
                 tm, prep = min(tm, num(r"median_ms=([0-9.]+)", t)), min(prep, num(r"prepare_ms=([0-9.e-]+)", t))
                 if name in HAS_CONV:
-                    dnn = min(dnn, num(r"median_ms=([0-9.]+)", run(tcmd + ["--onednn-conv"])))
+                    dnn = lowest(dnn, tcmd + ["--onednn-conv"], r"median_ms=([0-9.]+)")
                 o = run(ort + [path, "--test-data", data, "--repeat", repeat, "--threads", threads] + TOL)
                 om = min(om, num(r"ort_median_ms=([0-9.]+)", o))
                 oprep = min(oprep, num(r"ort_prepare_ms=([0-9.]+)", o))
-            dnn = dnn if name in HAS_CONV else 0
             ratios[threads][name] = tm / om
             dnn_ratios[threads][name] = (dnn if dnn else tm) / om
             twin = f"{'-':>12} {'-':>14}"
             if name in TORCH_TWIN:
                 ot = tt = math.inf
+                twin_args = [tpath, "--test-data", tdata, "--repeat", repeat, "--threads", threads] + TOL
                 for _ in range(ROUNDS):
-                    ot = min(ot, num(r"ort_median_ms=([0-9.]+)", run(ort + [tpath, "--test-data", tdata, "--repeat",
-                                                                            repeat, "--threads", threads] + TOL)))
-                    tt = min(tt, num(r"median_ms=([0-9.]+)", run([tonnx, "run", tpath, "--test-data", tdata,
-                                                                  "--repeat", repeat, "--threads", threads] + TOL)))
+                    ot = lowest(ot, ort + twin_args, r"ort_median_ms=([0-9.]+)")
+                    tt = lowest(tt, [tonnx, "run"] + twin_args, r"median_ms=([0-9.]+)")
                 twin = f"{ot:12.2f} {tt:14.2f}"
             e = f"{eager:9.2f}" if eager else f"{'-':>9}"
             r = f"{tm / eager:11.2f}" if eager else f"{'-':>11}"

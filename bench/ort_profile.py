@@ -26,7 +26,7 @@ def main():
             continue
         op = e["args"]["op_name"]
         shapes = e["args"].get("output_type_shape") or [{}]
-        dims = next(iter(shapes[0].values()), []) if shapes and shapes[0] else []
+        dims = next(iter(shapes[0].values()), [])
         by_op[op] += e["dur"]
         count[op] += 1
         by_plane[(op, "x".join(map(str, dims[2:4])) if len(dims) >= 4 else "-")] += e["dur"]

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "cli/args.h"
@@ -519,8 +520,11 @@ options:
     popt.num_threads = static_cast<int>(n);
   }
   // Checked before the model runs, not after.
-  if (auto v = a.get("--repeat"))
-    if (parse_int(*v, "--repeat") < 1) throw UsageError("--repeat must be >= 1");
+  std::optional<int64_t> repeat;
+  if (auto v = a.get("--repeat")) {
+    repeat = parse_int(*v, "--repeat");
+    if (*repeat < 1) throw UsageError("--repeat must be >= 1");
+  }
   if (auto dir = a.get("--output-dir"))
     if (fs::exists(*dir) && !fs::is_directory(*dir))
       throw UsageError("--output-dir '" + *dir + "' is a file; it must be a folder (or not exist)");
@@ -612,9 +616,8 @@ options:
       save_value_proto(last_outputs[k], rep.output_names()[k],
                        (fs::path(*dir) / ("output_" + std::to_string(k) + ".pb")).string());
   }
-  if (auto v = a.get("--repeat")) {
-    int64_t n = parse_int(*v, "--repeat");
-    if (n < 1) throw UsageError("--repeat must be >= 1");
+  if (repeat) {
+    const int64_t n = *repeat;
     rep.run(last_inputs, ropt);  // warm-up
     std::vector<double> ms;
     for (int64_t i = 0; i < n; ++i) {
