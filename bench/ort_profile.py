@@ -16,13 +16,19 @@ import sys
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
-    events = json.load(open(sys.argv[1]))
-    runs = sum(1 for e in events if e.get("name") == "model_run")
+    try:
+        with open(sys.argv[1]) as f:
+            events = json.load(f)
+    except (OSError, ValueError) as e:
+        sys.exit(f"{sys.argv[1]}: cannot read it as ONNX Runtime's profile (a JSON trace): {e}")
+    if not isinstance(events, list):
+        sys.exit(f"{sys.argv[1]}: not ONNX Runtime's profile (a JSON list of trace events)")
+    runs = sum(1 for e in events if isinstance(e, dict) and e.get("name") == "model_run")
     if runs == 0:
         sys.exit(f"{sys.argv[1]}: no model_run events (is it ONNX Runtime's profile?)")
     by_op, by_plane, count = collections.defaultdict(float), collections.defaultdict(float), collections.Counter()
     for e in events:
-        if e.get("cat") != "Node" or not e.get("name", "").endswith("_kernel_time"):
+        if not isinstance(e, dict) or e.get("cat") != "Node" or not e.get("name", "").endswith("_kernel_time"):
             continue
         op = e["args"]["op_name"]
         shapes = e["args"].get("output_type_shape") or [{}]

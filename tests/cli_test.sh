@@ -51,6 +51,7 @@ sum=$(md5sum < "$dir/good.onnx")
 "$t" export resnet18 -o "$dir/good.onnx" --input-shape 1x5x32x32 >/dev/null 2>&1
 if [ "$sum" = "$(md5sum < "$dir/good.onnx")" ]; then echo "ok   good_file_untouched"; passes=$((passes + 1)); else echo "FAIL good file was overwritten"; fails=$((fails + 1)); fi
 expect check_ok 0 'valid' -- "$t" check "$dir/good.onnx"
+expect export_onnx_file 2 "'$dir/good.onnx' is an ONNX model already: export takes a zoo model's name or a TorchScript file" -- "$t" export "$dir/good.onnx" -o "$dir/y.onnx"
 expect print 0 'onnx::Conv\[dilations=\[1, 1\], group=1, kernel_shape=\[7, 7\].*scope: ResNet/Conv2d\[conv1\]' -- "$t" print "$dir/good.onnx"
 expect symbolics 0 'aten::_convolution	9' -- "$t" symbolics
 # tonnx run: test data, timing, profile, the speed options, inputs and outputs as .pb files
@@ -67,6 +68,8 @@ expect run_default_gemm 0 '^test_data_set_0: output_0 max_abs=[0-9.e-]+ max_rel=
 expect run_repeat 0 '^median_ms=[0-9.]+$' -- "$t" run "$m" --test-data "$dir/data" --repeat 3 --threads 2 --atol 1e-4
 expect run_profile 0 '^  FusedConv x20: ' -- "$t" run "$m" --test-data "$dir/data" --profile --atol 1e-4
 expect run_no_optimize 0 '^  Conv x20: ' -- "$t" run "$m" --test-data "$dir/data" --no-optimize --profile --atol 1e-4
+# --plain-layout: every activation NCHW, the same results bit for bit as the blocked layout
+expect run_plain_layout 0 '^test_data_set_0: output_0 max_abs=0 max_rel=0 pass$' -- "$t" run "$m" --test-data "$dir/data" --threads 1 --exact-gemm --plain-layout
 for opt in --fold-batchnorm --onednn-conv; do
   expect "run$opt" 0 '1 passed, 0 failed' -- "$t" run "$m" --test-data "$dir/data" "$opt" --atol 1e-4
 done
@@ -75,7 +78,7 @@ expect run_output_dir 0 '^output_0: Float\(1, 1000\) \{-?[0-9]' -- "$t" run "$m"
 mkdir -p "$dir/round/test_data_set_0" && cp "$in0" "$dir/out/output_0.pb" "$dir/round/test_data_set_0/" 2>/dev/null
 expect run_output_roundtrip 0 'max_abs=0 max_rel=0 pass' -- "$t" run "$m" --test-data "$dir/round"
 expect run_unknown_input 1 "the model has no input named 'nope' \(its inputs: input\)" -- "$t" run "$m" --input "nope=$in0"
-expect run_missing_input 1 "input 'input' is not given \(its inputs: input\)" -- "$t" run "$m"
+expect run_missing_input 1 "input 'input' is not given: give it with --input input=FILE.pb, every input with --test-data DIR, or let --random-inputs" -- "$t" run "$m"
 expect run_bad_threads 2 "--threads 'x' is not an integer" -- "$t" run "$m" --threads x
 expect run_no_model 1 "cannot read model file '$dir/none.onnx'" -- "$t" run "$dir/none.onnx"
 # tonnx verify: LibTorch, tonnx and ONNX Runtime agree; another model's file (weights of seed

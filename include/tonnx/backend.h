@@ -112,6 +112,13 @@ struct PrepareOptions {
   // LibTorch: VGG-16 and AlexNet outputs move 3e-5, random-weight ResNet-50 1.2e-3
   // relative, beyond ONNX's test tolerances (ONNX Runtime: about half that), so off by default.
   bool onednn_conv = false;
+  // Keep activations in oneDNN's blocked layout (nChw16c) along chains of 2-D convolutions
+  // with constant weights and the Relu, Add, BatchNormalization, Concat and pooling nodes
+  // between them, instead of reordering to NCHW and back around every convolution, as ONNX
+  // Runtime's NCHWc transformer does. The same kernels and sums as the default path, so the
+  // same results bit for bit (docs/backend.md, "Blocked layout"); off runs every node on NCHW.
+  // Ignored with onednn_conv, which keeps channels-last instead.
+  bool blocked_layout = true;
   // Run MatMul and Gemm whose B is an initializer on oneDNN's matmul, B packed once at
   // prepare (BERT-base: 0.6x the time of LibTorch's OpenBLAS GEMMs, which use AVX2 kernels on
   // this project's AVX-512 CPU). Sums in another order than LibTorch: outputs move about 1e-6

@@ -84,6 +84,36 @@ class OneDnnConv {
   std::unique_ptr<Impl> impl_;
 };
 
+// Conv (2-D, float, weight an initializer, the same pads on both sides) on the primitive that
+// ATen's own at::mkldnn_convolution builds (the same descriptors: formats left to oneDNN,
+// forward propagation), with the weight reordered once, and activations that may stay in
+// oneDNN's blocked layout nChw16c from one node to the next instead of being reordered to
+// NCHW and back around every convolution. A blocked activation travels as a float tensor
+// [N, C/16, H, W, 16] (C a multiple of 16; kernels/blocked.h). The results are those of
+// at::mkldnn_convolution bit for bit (tests assert it), so LibTorch's own wherever ATen picks
+// oneDNN: the caller asks ATen's backend choice first.
+class OneDnnBlockedConv {
+ public:
+  struct Params {
+    std::vector<int64_t> strides, dilations, pads;  // per spatial dim; pads on both sides
+    int64_t group = 1;
+  };
+  // Null where it does not apply: a weight that is not a 4-D float tensor, a bad parameter.
+  static std::shared_ptr<const OneDnnBlockedConv> make(const at::Tensor& weight, Params p);
+  // X ([N, C, H, W] contiguous, or [N, C/16, H, W, 16] when x_blocked) and bias B (may be
+  // undefined) -> Y: blocked where want_blocked, the output channels are a multiple of 16
+  // and the primitive writes nChw16c, else [N, O, OH, OW]. Undefined where the call does not
+  // fit (dtype, channels, an empty tensor, an output size <= 0), for ATen to run it.
+  at::Tensor run(const at::Tensor& x, bool x_blocked, const at::Tensor& b, bool want_blocked) const;
+  static uint64_t runs();
+  ~OneDnnBlockedConv();
+
+ private:
+  struct Impl;
+  OneDnnBlockedConv() = default;
+  std::unique_ptr<Impl> impl_;
+};
+
 // MatMul and Gemm with a constant B (K x N, float) on oneDNN's matmul, B packed once (on
 // the first call with 2 or more rows) into the format its AVX-512 kernels read (the format does not
 // depend on A's rows: measured the same from 1 to 700). Debian's OpenBLAS 0.3.21 runs this CPU's

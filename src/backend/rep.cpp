@@ -14,6 +14,7 @@
 #include "backend/validate.h"
 #include "backend/arena.h"
 #include "backend/kernels/kernel.h"
+#include "backend/layout.h"
 #include "passes/fuse.h"
 #include "tonnx/backend.h"
 #include "tonnx/proto.h"
@@ -213,6 +214,9 @@ void build_plan(SubPlan& p, const ir::Graph& g, const std::vector<ir::OpsetImpor
   };
   int default_opset = opset_of(opsets, "");
   std::vector<std::string> missing;
+  const std::set<std::string> blocked =
+      choices.blocked_layout ? blocked_values(g) : std::set<std::string>();
+  auto is_blocked = [&](const ir::Value* v) { return v && blocked.count(v->name()) > 0; };
   for (const auto& node : g.nodes()) {
     const ir::Node& n = *node;
     Step s;
@@ -233,7 +237,9 @@ void build_plan(SubPlan& p, const ir::Graph& g, const std::vector<ir::OpsetImpor
     for (const ir::Value* in : n.inputs()) {
       const at::Tensor* c = in ? g.initializer(in) : nullptr;
       spec.constant_inputs.push_back(c ? *c : at::Tensor());
+      spec.blocked_in.push_back(is_blocked(in));
     }
+    spec.blocked_out = !n.outputs().empty() && is_blocked(n.output(0));
     if (const KernelFactory* f = find_kernel(n.op_type(), n.domain(), op_opset)) {
       // Attribute errors (a wrong type, a bad value) name the node.
       try {
@@ -418,7 +424,8 @@ Rep prepare(ir::Model model, const std::string& device, const PrepareOptions& op
     fold_constants(g, opset, false);
     passes::fuse_for_cpu(g, opts.fold_batchnorm);
   }
-  build_plan(plan->graph, g, plan->model.opsets, {}, {opts.onednn_conv, opts.onednn_gemm});
+  build_plan(plan->graph, g, plan->model.opsets, {},
+             {opts.onednn_conv, opts.onednn_gemm, opts.blocked_layout && !opts.onednn_conv});
   plan->graph.check_shapes = opts.check_input_shapes;
   if (opts.memory_arena) plan->arena = make_arena();
   if (opts.profile) {

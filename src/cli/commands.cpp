@@ -500,6 +500,8 @@ options:
   --exact-gemm           MatMul/Gemm by a constant on LibTorch's BLAS, bit for bit as
                          LibTorch computes them (default: oneDNN, about 2x faster here,
                          results within ~1e-6 relative)
+  --plain-layout         every activation in NCHW (default: oneDNN's blocked layout kept
+                         between the convolutions of a chain; the same results)
   --no-optimize          no constant folding or fusions at prepare time
   --timeout SECONDS      stop a run that takes longer (a Loop with a huge trip count)
 )";
@@ -508,7 +510,7 @@ options:
   Spec spec{{"--test-data", "--output-dir", "--threads", "--repeat", "--rtol", "--atol",
              "--timeout", "--seed"},
             {"--profile", "--fold-batchnorm", "--onednn-conv", "--exact-gemm", "--no-optimize",
-             "--random-inputs"},
+             "--random-inputs", "--plain-layout"},
             {"--input", "--dim"},
             {}};
   Args a = parse_args(argv, spec);
@@ -532,6 +534,7 @@ options:
   popt.fold_batchnorm = a.has("--fold-batchnorm");
   popt.onednn_conv = a.has("--onednn-conv");
   popt.onednn_gemm = !a.has("--exact-gemm");
+  popt.blocked_layout = !a.has("--plain-layout");
   popt.optimize = !a.has("--no-optimize");
   Tolerance tol;
   if (auto v = a.get("--rtol")) tol.rtol = parse_double(*v, "--rtol");
@@ -603,7 +606,11 @@ options:
           rep.input_names().end())
         rep.run(named);  // the by-name API's error names the unknown input and lists them all
     for (const auto& n : rep.input_names()) {
-      if (!named.count(n)) rep.run(named);  // names the missing input
+      if (!named.count(n))
+        throw std::invalid_argument(
+            "input '" + n + "' is not given: give it with --input " + n +
+            "=FILE.pb, every input with --test-data DIR, or let --random-inputs "
+            "make them from the model's declared types");
       last_inputs.push_back(named.at(n));
     }
     last_outputs = rep.run_values(backend::RunValues(last_inputs.begin(), last_inputs.end()), ropt);

@@ -176,6 +176,11 @@ int cmd_export_script(const Args& a) {
   const std::string model = a.positional[0];
   auto out = a.get("-o") ? a.get("-o") : a.get("--output");
   if (!out) throw UsageError("missing -o OUT.onnx");
+  if (model.size() > 5 && model.compare(model.size() - 5, 5, ".onnx") == 0)
+    throw UsageError("'" + model +
+                     "' is an ONNX model already: export takes a zoo model's name or a "
+                     "TorchScript file (.pt); `tonnx check`, `tonnx print` and `tonnx run` "
+                     "read ONNX files");
   if (a.has("--inputs") == a.has("--input-shape"))
     throw UsageError(
         "a TorchScript model needs example inputs: give either --inputs "

@@ -81,6 +81,24 @@ __attribute__((target("avx2,fma"))) void affine_rows(const float* x, float* y, i
   }
 }
 
+// Blocked rows of 16 channels, one block's terms held in registers across its rows.
+__attribute__((target("avx2,fma"))) void affine_rows16(const float* x, float* y, int64_t rows,
+                                                       const float* a, const float* b, bool relu) {
+  const __m256 zero = _mm256_setzero_ps();
+  const __m256 a0 = _mm256_loadu_ps(a), a1 = _mm256_loadu_ps(a + 8), b0 = _mm256_loadu_ps(b),
+               b1 = _mm256_loadu_ps(b + 8);
+  for (int64_t r = 0; r < rows; ++r, x += 16, y += 16) {
+    __m256 v0 = _mm256_fmadd_ps(_mm256_loadu_ps(x), a0, b0);
+    __m256 v1 = _mm256_fmadd_ps(_mm256_loadu_ps(x + 8), a1, b1);
+    if (relu) {
+      v0 = _mm256_max_ps(zero, v0);
+      v1 = _mm256_max_ps(zero, v1);
+    }
+    _mm256_storeu_ps(y, v0);
+    _mm256_storeu_ps(y + 8, v1);
+  }
+}
+
 at::Tensor run(const at::Tensor& x, const BatchNormTerms& t, bool relu, at::Tensor out) {
   if (!t.defined() || x.scalar_type() != at::kFloat || x.dim() < 2 || x.size(1) != t.alpha.numel())
     return {};
@@ -118,6 +136,30 @@ at::Tensor run(const at::Tensor& x, const BatchNormTerms& t, bool relu, at::Tens
   return out;
 }
 
+// The blocked layout (kernels/blocked.h): rows of 16 channels, block k's channels 16k...
+at::Tensor run_blocked(const at::Tensor& x, const BatchNormTerms& t, bool relu, at::Tensor out) {
+  if (!t.defined() || x.scalar_type() != at::kFloat || x.dim() != 5 || x.size(4) != 16 ||
+      !x.is_contiguous() || x.size(1) * 16 != t.alpha.numel())
+    return {};
+  if (!out.defined())
+    out = at::empty_like(x);
+  else if (out.sizes() != x.sizes() || !out.is_contiguous() || out.scalar_type() != at::kFloat)
+    return {};
+  const float* px = x.data_ptr<float>();
+  float* py = out.data_ptr<float>();
+  const float *pa = t.alpha.data_ptr<float>(), *pb = t.beta.data_ptr<float>();
+  const int64_t blocks = x.size(1), rows = x.size(2) * x.size(3), plane = rows * 16;
+  constexpr int64_t kGrain = 256 << 10;
+  at::parallel_for(0, x.size(0) * blocks,
+                   std::max<int64_t>(1, kGrain / std::max<int64_t>(plane, 1)),
+                   [&](int64_t b, int64_t e) {
+                     for (int64_t p = b; p < e; ++p)
+                       affine_rows16(px + p * plane, py + p * plane, rows, pa + (p % blocks) * 16,
+                                     pb + (p % blocks) * 16, relu);
+                   });
+  return out;
+}
+
 bool same_bits(const at::Tensor& a, const at::Tensor& b) {
   at::Tensor ca = a.contiguous(), cb = b.contiguous();
   return ca.sizes() == cb.sizes() &&
@@ -150,15 +192,38 @@ bool matches_aten() {
 }  // namespace
 #endif
 
-at::Tensor batchnorm_inference(const at::Tensor& x, const BatchNormTerms& t, bool relu,
-                               at::Tensor out) {
+namespace {
+// `kernel` (run or run_blocked) where the probe found this code equal to ATen, else undefined.
+using BnKernel = at::Tensor (*)(const at::Tensor&, const BatchNormTerms&, bool, at::Tensor);
+at::Tensor if_exact([[maybe_unused]] BnKernel kernel, const at::Tensor& x,
+                    [[maybe_unused]] const BatchNormTerms& t, [[maybe_unused]] bool relu,
+                    [[maybe_unused]] at::Tensor out) {
 #if TONNX_BN_AVX2
   static const bool ok = matches_aten();
   if (!ok || x.numel() == 0) return {};
-  return run(x, t, relu, std::move(out));
+  return kernel(x, t, relu, std::move(out));
 #else
-  (void)x, (void)t, (void)relu, (void)out;
+  (void)x;
   return {};
+#endif
+}
+}  // namespace
+
+at::Tensor batchnorm_inference(const at::Tensor& x, const BatchNormTerms& t, bool relu,
+                               at::Tensor out) {
+#if TONNX_BN_AVX2
+  return if_exact(run, x, t, relu, std::move(out));
+#else
+  return if_exact(nullptr, x, t, relu, std::move(out));
+#endif
+}
+
+at::Tensor batchnorm_blocked(const at::Tensor& x, const BatchNormTerms& t, bool relu,
+                             at::Tensor out) {
+#if TONNX_BN_AVX2
+  return if_exact(run_blocked, x, t, relu, std::move(out));
+#else
+  return if_exact(nullptr, x, t, relu, std::move(out));
 #endif
 }
 

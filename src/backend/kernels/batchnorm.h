@@ -36,4 +36,9 @@ inline BatchNormTerms constant_batchnorm_terms(const KernelSpec& s, size_t first
 at::Tensor batchnorm_inference(const at::Tensor& x, const BatchNormTerms& t, bool relu,
                                at::Tensor out = at::Tensor());
 
+// The same on a blocked x [N, C/16, H, W, 16] (kernels/blocked.h), element for element what
+// batchnorm_inference computes on the NCHW tensor; undefined where it cannot.
+at::Tensor batchnorm_blocked(const at::Tensor& x, const BatchNormTerms& t, bool relu,
+                             at::Tensor out = at::Tensor());
+
 }  // namespace tonnx::backend

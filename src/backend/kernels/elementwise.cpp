@@ -1,4 +1,5 @@
 // The elementwise family: one generic kernel over tables of ATen functions.
+#include "backend/kernels/blocked.h"
 #include "backend/kernels/kernel.h"
 #include "passes/fuse.h"
 
@@ -8,9 +9,15 @@ namespace {
 using Unary = at::Tensor (*)(const at::Tensor&);
 using Binary = at::Tensor (*)(const at::Tensor&, const at::Tensor&);
 
+// Elementwise, so a blocked input (kernels/blocked.h; the plan allows it for Relu) is
+// computed as it is.
 KernelFactory unary(Unary f) {
-  return [f](const KernelSpec&) -> Kernel {
-    return [f](const Tensors& in) -> Tensors { return {f(in.at(0))}; };
+  return [f](const KernelSpec& spec) -> Kernel {
+    bool in_b = spec.blocked_input(0), out_b = spec.blocked_out;
+    return [f, in_b, out_b](const Tensors& in) -> Tensors {
+      if (is_blocked(in.at(0), in_b)) return {hand_on(f(in[0]), out_b)};
+      return {f(in.at(0))};
+    };
   };
 }
 
@@ -22,22 +29,33 @@ KernelFactory binary(Binary f, bool keep_type = true) {
     int64_t legacy_axis =
         spec.opset < 7 && node.attr_i("broadcast", 0) ? node.attr_i("axis", -1) : -1;
     bool legacy = spec.opset < 7 && node.has_attr("axis") && node.attr_i("broadcast", 0);
-    return [&node, f, keep_type, legacy, legacy_axis](const Tensors& in) -> Tensors {
-      at::Tensor a = in.at(0), b = in.at(1);
-      if (legacy && b.dim() < a.dim()) {
-        int64_t axis = legacy_axis < 0 ? legacy_axis + a.dim() : legacy_axis;
-        if (axis < 0 || axis > a.dim() - b.dim())
-          kernel_fail(node, "axis " + std::to_string(legacy_axis) + " places B (rank " +
-                                std::to_string(b.dim()) + ") outside A (rank " +
-                                std::to_string(a.dim()) + ")");
-        std::vector<int64_t> shape(a.dim(), 1);
-        for (int64_t i = 0; i < b.dim(); ++i) shape[axis + i] = b.size(i);
-        b = b.reshape(shape);
-      }
-      at::Tensor r = f(a, b);
-      if (keep_type && r.scalar_type() != a.scalar_type()) r = r.to(a.scalar_type());
-      return {r};
-    };
+    // Blocked inputs (kernels/blocked.h; the plan allows them for Add): two of one shape are
+    // computed as they are, elementwise; otherwise both are read as NCHW.
+    bool a_b = spec.blocked_input(0), b_b = spec.blocked_input(1), out_b = spec.blocked_out;
+    return
+        [&node, f, keep_type, legacy, legacy_axis, a_b, b_b, out_b](const Tensors& in) -> Tensors {
+          at::Tensor a = in.at(0), b = in.at(1);
+          if (is_blocked(a, a_b) || is_blocked(b, b_b)) {
+            if (is_blocked(a, a_b) && is_blocked(b, b_b) && a.sizes() == b.sizes() &&
+                a.scalar_type() == b.scalar_type())
+              return {hand_on(f(a, b), out_b)};
+            a = plain(a, a_b);
+            b = plain(b, b_b);
+          }
+          if (legacy && b.dim() < a.dim()) {
+            int64_t axis = legacy_axis < 0 ? legacy_axis + a.dim() : legacy_axis;
+            if (axis < 0 || axis > a.dim() - b.dim())
+              kernel_fail(node, "axis " + std::to_string(legacy_axis) + " places B (rank " +
+                                    std::to_string(b.dim()) + ") outside A (rank " +
+                                    std::to_string(a.dim()) + ")");
+            std::vector<int64_t> shape(a.dim(), 1);
+            for (int64_t i = 0; i < b.dim(); ++i) shape[axis + i] = b.size(i);
+            b = b.reshape(shape);
+          }
+          at::Tensor r = f(a, b);
+          if (keep_type && r.scalar_type() != a.scalar_type()) r = r.to(a.scalar_type());
+          return {r};
+        };
   };
 }
 

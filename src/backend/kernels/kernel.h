@@ -49,8 +49,9 @@ class Kernel {
 
 // What a factory may read: the node (attributes, input count) and the model's opset.
 struct KernelChoices {
-  bool onednn_conv = false;  // Conv may run on oneDNN (rounds differently from LibTorch)
-  bool onednn_gemm = false;  // MatMul/Gemm with a constant B may too (docs/backend.md)
+  bool onednn_conv = false;     // Conv may run on oneDNN (rounds differently from LibTorch)
+  bool onednn_gemm = false;     // MatMul/Gemm with a constant B may too (docs/backend.md)
+  bool blocked_layout = false;  // activations may stay in oneDNN's nChw16c (kernels/blocked.h)
 };
 
 struct KernelSpec {
@@ -63,6 +64,11 @@ struct KernelSpec {
   const std::vector<ir::OpsetImport>* opsets = nullptr;
   // PrepareOptions' choices of kernels, the same for every node (subgraphs' too).
   KernelChoices choices{};
+  // Which inputs, and whether output 0, the plan keeps in the blocked layout where it can
+  // (kernels/blocked.h): set only for the nodes layout.cpp names; empty elsewhere.
+  std::vector<bool> blocked_in{};
+  bool blocked_out = false;
+  bool blocked_input(size_t i) const { return i < blocked_in.size() && blocked_in[i]; }
 };
 using KernelFactory = std::function<Kernel(const KernelSpec&)>;
 

@@ -1,8 +1,9 @@
-// Neural-network kernels: convolution and pooling (Gemm and MatMul are in gemm.cpp).
+// Neural-network kernels: convolution (pooling is in nn_pool.cpp; Gemm and MatMul in gemm.cpp).
 #include "backend/kernels/batchnorm.h"
+#include "backend/kernels/blocked.h"
+#include "backend/kernels/conv_like.h"
 #include "backend/kernels/fused_activation.h"
 #include "backend/kernels/kernel.h"
-#include "backend/kernels/pool.h"
 #include "backend/onednn.h"
 
 #include <ATen/native/ConvUtils.h>
@@ -11,120 +12,9 @@
 #include <atomic>
 
 namespace tonnx::backend {
+using namespace conv_attrs;  // NOLINT: ConvLike and its helpers
+
 namespace {
-
-struct ConvLike {
-  AutoPad auto_pad = AutoPad::NotSet;
-  std::vector<int64_t> kernel, strides, dilations, pads;  // pads: begins then ends
-  bool ceil_mode = false;
-
-  // Fills defaults for `spatial` dims and resolves SAME_* padding for this input.
-  std::vector<int64_t> resolve_pads(const ir::Node& n, at::IntArrayRef in_spatial,
-                                    const std::vector<int64_t>& k) const {
-    size_t d = in_spatial.size();
-    check_lengths(d, k.size());
-    std::vector<int64_t> p = pads.empty() ? std::vector<int64_t>(2 * d, 0) : pads;
-    if (p.size() != 2 * d)
-      kernel_fail(n, "pads has " + std::to_string(p.size()) + " values; expected " +
-                         std::to_string(2 * d) + " for " + std::to_string(d) + " spatial dims");
-    if (auto_pad == AutoPad::SameUpper || auto_pad == AutoPad::SameLower) {
-      for (size_t i = 0; i < d; ++i) {
-        int64_t s = stride(i), dil = dilation(i);
-        int64_t out = (in_spatial[i] + s - 1) / s;
-        int64_t total = std::max<int64_t>(0, (out - 1) * s + (k[i] - 1) * dil + 1 - in_spatial[i]);
-        int64_t small = total / 2, big = total - small;
-        p[i] = auto_pad == AutoPad::SameUpper ? small : big;
-        p[i + d] = auto_pad == AutoPad::SameUpper ? big : small;
-      }
-    } else if (auto_pad == AutoPad::Valid) {
-      std::fill(p.begin(), p.end(), 0);
-    }
-    return p;
-  }
-  // The pads attribute as begins and ends for `d` spatial dims (empty: none given); false
-  // where it has another length (the kernel's own path reports that).
-  bool split_pads(size_t d, std::vector<int64_t>& begins, std::vector<int64_t>& ends) const {
-    if (pads.empty()) return true;
-    if (pads.size() != 2 * d) return false;
-    begins.assign(pads.begin(), pads.begin() + d);
-    ends.assign(pads.begin() + d, pads.end());
-    return true;
-  }
-  // strides and dilations (when given) must have one value per spatial dim, as the kernel.
-  void check_lengths(size_t d, size_t kernel_len) const {
-    auto fits = [d](const std::vector<int64_t>& v) { return v.empty() || v.size() == d; };
-    if (!fits(strides) || !fits(dilations) || kernel_len != d)
-      throw std::invalid_argument(
-          "kernel_shape, strides and dilations must have one value per spatial dim (" +
-          std::to_string(d) + "); they have " + std::to_string(kernel_len) + ", " +
-          std::to_string(strides.size()) + " and " + std::to_string(dilations.size()));
-  }
-  int64_t stride(size_t i) const { return strides.empty() ? 1 : strides.at(i); }
-  int64_t dilation(size_t i) const { return dilations.empty() ? 1 : dilations.at(i); }
-  std::vector<int64_t> stride_vec(size_t d) const {
-    check_lengths(d, d);
-    return strides.empty() ? std::vector<int64_t>(d, 1) : strides;
-  }
-  std::vector<int64_t> dilation_vec(size_t d) const {
-    check_lengths(d, d);
-    return dilations.empty() ? std::vector<int64_t>(d, 1) : dilations;
-  }
-};
-
-ConvLike parse_conv_like(const ir::Node& n) {
-  ConvLike c;
-  c.auto_pad = parse_auto_pad(n);
-  c.kernel = n.attr_ints("kernel_shape");
-  c.strides = n.attr_ints("strides");
-  c.dilations = n.attr_ints("dilations");
-  c.pads = n.attr_ints("pads");
-  c.ceil_mode = n.attr_i("ceil_mode", 0) != 0;
-  // Values first (a stride of 0 divides by zero in the output size); lengths against the
-  // input's rank at run time (check_lengths).
-  // Up to 2^31, so that no output-size formula overflows.
-  constexpr int64_t kMax = int64_t{1} << 31;
-  for (const auto* v : {&c.kernel, &c.strides, &c.dilations})
-    for (int64_t x : *v)
-      if (x < 1 || x > kMax)
-        kernel_fail(n,
-                    "kernel_shape, strides and dilations must be 1 to 2^31, got " + c10::str(*v));
-  for (int64_t x : c.pads)
-    if (x < 0 || x > kMax) kernel_fail(n, "pads must be 0 to 2^31, got " + c10::str(c.pads));
-  return c;
-}
-
-// Pools also require every explicit pad to be smaller than the kernel, as ONNX Runtime does:
-// a window wholly in padding has no input, and kernel 65536 with pads 65536 on a 5-wide input
-// (found by fuzz_run) was minutes of work over padding.
-ConvLike parse_pool(const ir::Node& n) {
-  ConvLike c = parse_conv_like(n);
-  size_t d = c.kernel.size();
-  if (c.auto_pad == AutoPad::NotSet && c.pads.size() == 2 * d)
-    for (size_t i = 0; i < 2 * d; ++i)
-      if (c.pads[i] >= c.kernel[i % d])
-        kernel_fail(n, "pads " + c10::str(c10::IntArrayRef(c.pads)) +
-                           " must each be smaller than kernel_shape " +
-                           c10::str(c10::IntArrayRef(c.kernel)));
-  return c;
-}
-
-bool symmetric(const std::vector<int64_t>& p) {
-  size_t d = p.size() / 2;
-  for (size_t i = 0; i < d; ++i)
-    if (p[i] != p[i + d]) return false;
-  return true;
-}
-
-// at::constant_pad_nd takes pads last-dim first as (begin, end) pairs.
-std::vector<int64_t> aten_pad_order(const std::vector<int64_t>& p) {
-  size_t d = p.size() / 2;
-  std::vector<int64_t> out;
-  for (size_t i = d; i-- > 0;) {
-    out.push_back(p[i]);
-    out.push_back(p[i + d]);
-  }
-  return out;
-}
 
 // ATen runs most float convolutions on oneDNN (its "Mkldnn" backend) and reorders the weight
 // into oneDNN's layout on every call: on ResNet-50's 512-channel 3x3 layers that is a third of
@@ -219,6 +109,52 @@ at::Tensor run_conv(const ir::Node& n, const ConvLike& c, int64_t group, at::Ten
                                   group);
   }
   return at::convolution(x, w, b, st, pad_arg, dil, false, out_pad, group);
+}
+
+// The blocked-layout convolution (onednn.h) for a node whose input or output the plan may
+// keep blocked: explicit pads, the same on both sides (SAME_* pads depend on the input).
+std::shared_ptr<const OneDnnBlockedConv> make_blocked_conv(const KernelSpec& s, const ConvLike& c,
+                                                           int64_t group) {
+  if (!s.blocked_input(0) && !s.blocked_out) return nullptr;
+  if (s.constant_inputs.size() < 2 || !s.constant_inputs[1].defined() ||
+      s.constant_inputs[1].dim() != 4 || s.constant_inputs[1].scalar_type() != at::kFloat)
+    return nullptr;
+  const at::Tensor& w = s.constant_inputs[1];
+  if (!c.kernel.empty() && c.kernel != std::vector<int64_t>(w.sizes().begin() + 2, w.sizes().end()))
+    return nullptr;  // kernel_shape disagrees with W: ATen's path reports it
+  OneDnnBlockedConv::Params p{c.strides, c.dilations, {0, 0}, group};
+  if (c.auto_pad == AutoPad::NotSet && !c.pads.empty()) {
+    if (c.pads.size() != 4 || !symmetric(c.pads)) return nullptr;
+    p.pads = {c.pads[0], c.pads[1]};
+  } else if (c.auto_pad != AutoPad::NotSet && c.auto_pad != AutoPad::Valid) {
+    return nullptr;
+  }
+  if ((!p.strides.empty() && p.strides.size() != 2) ||
+      (!p.dilations.empty() && p.dilations.size() != 2))
+    return nullptr;
+  return OneDnnBlockedConv::make(w, std::move(p));
+}
+
+// Runs `blocked` where ATen itself would run this convolution on oneDNN (so with the same
+// primitive: the same results), else undefined for the ordinary path.
+at::Tensor run_blocked_conv(const OneDnnBlockedConv& blocked, const ConvLike& c, int64_t group,
+                            const at::Tensor& x, bool x_blocked, const at::Tensor& w,
+                            const at::Tensor& b, bool want_blocked) {
+  if (x.scalar_type() != at::kFloat || (!x_blocked && x.dim() != 4) ||
+      (!x_blocked && x.suggest_memory_format() != at::MemoryFormat::Contiguous))
+    return {};
+  std::vector<int64_t> xs = x.sizes().vec();
+  if (x_blocked) xs = {x.size(0), x.size(1) * 16, x.size(2), x.size(3)};
+  if (xs[1] != w.size(1) * group || w.dim() != 4) return {};
+  if (b.defined() && (b.scalar_type() != at::kFloat || b.dim() != 1)) return {};
+  std::vector<int64_t> k(w.sizes().begin() + 2, w.sizes().end());
+  std::vector<int64_t> pads(2, 0);
+  if (c.auto_pad == AutoPad::NotSet && c.pads.size() == 4) pads = {c.pads[0], c.pads[1]};
+  // ATen's backend choice reads sizes, dtype and device only: an unfilled stand-in will do.
+  at::Tensor standin = x_blocked ? at::empty(xs, x.options()) : x;
+  if (!mkldnn_as_multithreaded_aten(standin, w, b, c.stride_vec(2), pads, c.dilation_vec(2), group))
+    return {};
+  return blocked.run(x.contiguous(), x_blocked, b, want_blocked);
 }
 
 struct ConvTransposeAttrs {
@@ -330,15 +266,22 @@ TONNX_KERNEL("Conv", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   ConvLike c = parse_conv_like(n);
   int64_t group = conv_group(n);
   auto dnn = make_onednn_conv(s, c, group, {});
-  at::Tensor w_mkldnn = dnn ? at::Tensor() : prepack_conv_weight(s, c, group);
-  return [c, group, dnn, w_mkldnn, &n](const Tensors& in) -> Tensors {
+  auto blocked = dnn ? nullptr : make_blocked_conv(s, c, group);
+  at::Tensor w_mkldnn = dnn || blocked ? at::Tensor() : prepack_conv_weight(s, c, group);
+  bool in_b = s.blocked_input(0), out_b = s.blocked_out;
+  return [c, group, dnn, blocked, w_mkldnn, in_b, out_b, &n](const Tensors& in) -> Tensors {
     at::Tensor b = in.size() > 2 ? in[2] : at::Tensor();
     if (dnn) {
       OneDnnConv::Done done;
       at::Tensor y = dnn->run(in.at(0), b, {}, done);
       if (y.defined()) return {y};
     }
-    return {run_conv(n, c, group, in.at(0), in.at(1), b, w_mkldnn)};
+    bool xb = is_blocked(in.at(0), in_b);
+    if (blocked) {
+      at::Tensor y = run_blocked_conv(*blocked, c, group, in.at(0), xb, in.at(1), b, out_b);
+      if (y.defined()) return {y};
+    }
+    return {run_conv(n, c, group, plain(in.at(0), in_b), in.at(1), b, w_mkldnn)};
   };
 });
 
@@ -373,19 +316,46 @@ TONNX_KERNEL_DOMAIN(
         f.alpha = static_cast<float>(act.alpha);
         dnn_conv = make_onednn_conv(s, a.c, a.group, std::move(f));
       }
+      auto blocked = transposed || dnn_conv ? nullptr : make_blocked_conv(s, a.c, a.group);
       at::Tensor w_mkldnn =
-          transposed || dnn_conv ? at::Tensor() : prepack_conv_weight(s, a.c, a.group);
-      return [a, transposed, act, eps, dnn, dnn_conv, w_mkldnn, bn_terms,
+          transposed || dnn_conv || blocked ? at::Tensor() : prepack_conv_weight(s, a.c, a.group);
+      bool in_b = s.blocked_input(0), z_b = s.blocked_input(3), out_b = s.blocked_out;
+      return [a, transposed, act, eps, dnn, dnn_conv, blocked, w_mkldnn, bn_terms, in_b, z_b, out_b,
               &n](const Tensors& in) -> Tensors {
         at::Tensor b = in.size() > 2 ? in[2] : at::Tensor();
         at::Tensor z = in.size() > 3 ? in[3] : at::Tensor();
         OneDnnConv::Done done;
         at::Tensor y;
         if (dnn_conv) y = dnn_conv->run(in.at(0), b, z, done);
-        if (!y.defined())
+        if (!y.defined() && blocked)
+          y = run_blocked_conv(*blocked, a.c, a.group, in.at(0), is_blocked(in.at(0), in_b),
+                               in.at(1), b, out_b);
+        if (y.defined() && y.dim() == 5) {
+          // Blocked: the stages on that layout, as below, up to the first that cannot run
+          // there (BatchNormalization with run-time statistics, a Z that is not blocked).
+          bool bn = in.size() > 7, with_z = in.size() > 3 && in[3].defined();
+          bool relu_now = !with_z && act.kind == FusedActivation::Kind::Relu;
+          if (bn && batchnorm_blocked(y, bn_terms, relu_now, y).defined()) {
+            if (relu_now) return {hand_on(y, out_b)};
+            done.batchnorm = true;
+          }
+          if (!bn || done.batchnorm) {
+            if (with_z && is_blocked(z, z_b) && z.sizes() == y.sizes()) {
+              y.add_(z);
+              done.add = true;
+            }
+            if (!with_z || done.add) {
+              act(y);
+              return {hand_on(y, out_b)};
+            }
+          }
+          y = blocked_to_plain(y);
+        } else if (!y.defined()) {
           y = transposed ? conv_transpose(n, a, dnn.get(), in.at(0), in.at(1), b)
-                         : run_conv(n, a.c, a.group, in.at(0), in.at(1), b, w_mkldnn);
+                         : run_conv(n, a.c, a.group, plain(in.at(0), in_b), in.at(1), b, w_mkldnn);
+        }
         if (done.activation) return {y};
+        if (z.defined()) z = plain(z, z_b);
         bool has_z = in.size() > 3 && in[3].defined() && !done.add;
         if (in.size() > 7 && !done.batchnorm) {
           // As the BatchNormalization kernel computes it, in place on the convolution's output
@@ -398,7 +368,6 @@ TONNX_KERNEL_DOMAIN(
           }
         }
         if (has_z) {
-          const at::Tensor& z = in[3];
           if (z.sizes() == y.sizes() && z.scalar_type() == y.scalar_type())
             y.add_(z);
           else
@@ -409,176 +378,6 @@ TONNX_KERNEL_DOMAIN(
       };
     });
 
-// 2-D float pooling without indices, where ATen 1.13's NCHW kernels are slow (max_pool2d
-// always computes indices: 5-9 ms on ResNet's and Inception's first pools). Measured on
-// this machine: oneDNN's pooling on plain NCHW is 5-20x faster while the output plane is
-// at most 56x56, and 2x slower than ATen beyond; ATen's channels-last max pooling is 3-5x
-// faster than NCHW at every size. Results are bit-identical, except that oneDNN's max skips
-// NaNs where PyTorch propagates them (inputs whose sum is not finite avoid it) and its
-// average differs with ceil_mode and count_include_pad (avoided).
-enum class PoolPath { ATen, OneDnn, ChannelsLast };
-PoolPath pool_path(const at::Tensor& x, size_t d, bool is_max, bool want_indices,
-                   const std::vector<int64_t>& dilations, const std::vector<int64_t>& kernel,
-                   const std::vector<int64_t>& strides, const std::vector<int64_t>& pads,
-                   bool ceil_mode) {
-  if (want_indices || d != 2 || x.scalar_type() != at::kFloat || x.numel() == 0)
-    return PoolPath::ATen;
-  for (int64_t v : dilations)
-    if (v != 1) return PoolPath::ATen;
-  int64_t plane = 1;
-  for (size_t i = 0; i < 2; ++i) {
-    int64_t span = x.size(2 + i) + 2 * pads[i] - kernel[i];
-    if (span < 0) return PoolPath::ATen;
-    plane *= (ceil_mode ? (span + strides[i] - 1) : span) / strides[i] + 1;
-  }
-  constexpr int64_t kOneDnnMaxPlane = 56 * 56;
-  if (plane <= kOneDnnMaxPlane && (is_max || !ceil_mode) &&
-      (!is_max || std::isfinite(x.sum().item<float>())))
-    return PoolPath::OneDnn;
-  return is_max ? PoolPath::ChannelsLast : PoolPath::ATen;
-}
-
-TONNX_KERNEL("MaxPool", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
-  const ir::Node& n = s.node;
-  ConvLike c = parse_pool(n);
-  bool col_major = n.attr_i("storage_order", 0) != 0;
-  bool want_indices = n.outputs().size() > 1;
-  return [c, &n, want_indices, col_major](const Tensors& in) -> Tensors {
-    at::Tensor x = in.at(0);
-    if (x.dim() < 3)
-      kernel_fail(n, "X must be [N, C, D1, ...], got rank " + std::to_string(x.dim()));
-    size_t d = x.dim() - 2;
-    if (c.kernel.size() != d)
-      kernel_fail(n, "kernel_shape has " + std::to_string(c.kernel.size()) + " dims but X has " +
-                         std::to_string(d) + " spatial dims");
-    std::vector<int64_t> p = c.resolve_pads(n, x.sizes().slice(2), c.kernel);
-    std::vector<int64_t> pad_arg(p.begin(), p.begin() + d);
-    bool is_int = !at::isFloatingType(x.scalar_type());
-    at::Tensor xin = is_int ? x.to(at::kDouble) : x;
-    // ATen takes symmetric pads of at most half the kernel; pad other cases explicitly.
-    bool big_pad = false;
-    for (size_t i = 0; i < d; ++i) big_pad = big_pad || 2 * p[i] > c.kernel[i];
-    if (want_indices && (big_pad || !symmetric(p)))
-      kernel_fail(
-          n, "indices with pads larger than half the kernel or asymmetric pads are not supported");
-    if (!symmetric(p) || big_pad) {
-      xin = at::constant_pad_nd(xin, aten_pad_order(p), -std::numeric_limits<double>::infinity());
-      std::fill(pad_arg.begin(), pad_arg.end(), 0);
-    }
-    at::Tensor y, idx;
-    auto st = c.stride_vec(d), dil = c.dilation_vec(d);
-    PoolPath path = pool_path(xin, d, true, want_indices, dil, c.kernel, st, pad_arg, c.ceil_mode);
-    if (path != PoolPath::OneDnn && d == 2 && !want_indices && dil[0] == 1 && dil[1] == 1) {
-      y = max_pool2d_exact(
-          xin, {c.kernel[0], c.kernel[1], st[0], st[1], pad_arg[0], pad_arg[1], c.ceil_mode});
-      if (y.defined()) return {is_int ? y.to(x.scalar_type()) : y};
-    }
-    switch (path) {
-      case PoolPath::OneDnn:
-        return {at::mkldnn_max_pool2d(xin.to_mkldnn(), c.kernel, st, pad_arg, dil, c.ceil_mode)
-                    .to_dense()};
-      case PoolPath::ChannelsLast:
-        return {at::max_pool2d(xin.contiguous(at::MemoryFormat::ChannelsLast), c.kernel, st,
-                               pad_arg, dil, c.ceil_mode)
-                    .contiguous()};
-      case PoolPath::ATen:
-        break;
-    }
-    if (d == 1)
-      std::tie(y, idx) = at::max_pool1d_with_indices(xin, c.kernel, st, pad_arg, dil, c.ceil_mode);
-    else if (d == 2)
-      std::tie(y, idx) = at::max_pool2d_with_indices(xin, c.kernel, st, pad_arg, dil, c.ceil_mode);
-    else if (d == 3)
-      std::tie(y, idx) = at::max_pool3d_with_indices(xin, c.kernel, st, pad_arg, dil, c.ceil_mode);
-    else
-      kernel_fail(n, "only 1-3 spatial dims are supported");
-    if (is_int) y = y.to(x.scalar_type());
-    if (!want_indices) return {y};
-    // ATen indexes within each (N, C) plane; ONNX over the whole tensor, row major.
-    int64_t plane = 1;
-    for (size_t i = 2; i < static_cast<size_t>(x.dim()); ++i) plane *= x.size(i);
-    at::Tensor base =
-        at::arange(x.size(0) * x.size(1), at::kLong).reshape({x.size(0), x.size(1)}) * plane;
-    for (size_t i = 0; i < d; ++i) base = base.unsqueeze(-1);
-    if (col_major) {
-      // Row-major offset within the plane -> column-major (the last spatial dim slowest...
-      // reversed): recompute from the coordinates.
-      at::Tensor rem = idx.clone(), out = at::zeros_like(idx);
-      std::vector<at::Tensor> coord(d);
-      for (size_t i = d; i-- > 0;) {
-        coord[i] = at::remainder(rem, x.size(2 + i));
-        rem = at::div(rem, x.size(2 + i), "floor");
-      }
-      for (size_t i = d; i-- > 0;) out = out * x.size(2 + i) + coord[i];
-      idx = out;
-    }
-    return {y, idx + base};
-  };
-});
-
-// Average pooling as sum(x) / count, so that any padding and count_include_pad work.
-TONNX_KERNEL("AveragePool", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
-  const ir::Node& n = s.node;
-  ConvLike c = parse_pool(n);
-  bool include_pad = n.attr_i("count_include_pad", 0) != 0;
-  return [c, &n, include_pad](const Tensors& in) -> Tensors {
-    at::Tensor x = in.at(0);
-    if (x.dim() < 3)
-      kernel_fail(n, "X must be [N, C, D1, ...], got rank " + std::to_string(x.dim()));
-    size_t d = x.dim() - 2;
-    std::vector<int64_t> p = c.resolve_pads(n, x.sizes().slice(2), c.kernel);
-    auto st = c.stride_vec(d);
-    if (symmetric(p) && c.dilations.empty()) {
-      std::vector<int64_t> pad_arg(p.begin(), p.begin() + d);
-      bool ok = true;
-      for (size_t i = 0; i < d; ++i) ok = ok && pad_arg[i] * 2 <= c.kernel[i];
-      if (ok) {
-        if (d == 1) return {at::avg_pool1d(x, c.kernel, st, pad_arg, c.ceil_mode, include_pad)};
-        if (d == 2) {
-          std::vector<int64_t> one(2, 1);
-          if (pool_path(x, d, false, false, one, c.kernel, st, pad_arg, c.ceil_mode) ==
-              PoolPath::OneDnn)
-            return {at::avg_pool2d(x.to_mkldnn(), c.kernel, st, pad_arg, c.ceil_mode, include_pad)
-                        .to_dense()};
-          at::Tensor y = avg_pool2d_exact(
-              x, {c.kernel[0], c.kernel[1], st[0], st[1], pad_arg[0], pad_arg[1], c.ceil_mode},
-              include_pad);
-          if (y.defined()) return {y};
-          return {at::avg_pool2d(x, c.kernel, st, pad_arg, c.ceil_mode, include_pad)};
-        }
-        if (d == 3) return {at::avg_pool3d(x, c.kernel, st, pad_arg, c.ceil_mode, include_pad)};
-      }
-    }
-    at::Tensor xp = at::constant_pad_nd(x, aten_pad_order(p), 0);
-    at::Tensor ones = at::constant_pad_nd(at::ones_like(x.select(1, 0).unsqueeze(1)),
-                                          aten_pad_order(p), include_pad ? 1 : 0);
-    std::vector<int64_t> zero(d, 0);
-    auto pool = [&](const at::Tensor& t) {
-      if (d == 1) return at::avg_pool1d(t, c.kernel, st, zero, c.ceil_mode, true);
-      if (d == 2) return at::avg_pool2d(t, c.kernel, st, zero, c.ceil_mode, true);
-      return at::avg_pool3d(t, c.kernel, st, zero, c.ceil_mode, true);
-    };
-    return {pool(xp) / pool(ones)};
-  };
-});
-
-TONNX_KERNEL("GlobalAveragePool", 1, kAnyOpset, [](const KernelSpec&) -> Kernel {
-  return [](const Tensors& in) -> Tensors {
-    const at::Tensor& x = in.at(0);
-    std::vector<int64_t> dims;
-    for (int64_t i = 2; i < x.dim(); ++i) dims.push_back(i);
-    return {x.mean(dims, true)};
-  };
-});
-TONNX_KERNEL("GlobalMaxPool", 1, kAnyOpset, [](const KernelSpec&) -> Kernel {
-  return [](const Tensors& in) -> Tensors {
-    at::Tensor x = in.at(0);
-    for (int64_t i = 2; i < x.dim(); ++i) x = std::get<0>(x.max(i, true));
-    return {x};
-  };
-});
-
-// ConvTranspose: computed without padding, then cropped by pads (or to output_shape).
 TONNX_KERNEL("ConvTranspose", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   ConvTransposeAttrs a = parse_conv_transpose(n);

@@ -2,6 +2,7 @@
 // InstanceNormalization, LRN, MeanVarianceNormalization, NegativeLogLikelihoodLoss,
 // SoftmaxCrossEntropyLoss.
 #include "backend/kernels/batchnorm.h"
+#include "backend/kernels/blocked.h"
 #include "backend/kernels/fused_activation.h"
 #include "backend/kernels/kernel.h"
 
@@ -10,7 +11,15 @@ namespace {
 
 // The inference BatchNormalization of in[0..4], then Relu when `relu`: in one pass where
 // batchnorm_inference can, else ATen's calls (the unfused kernels' own).
-at::Tensor batchnorm_then_relu(const Tensors& in, const BatchNormTerms& t, double eps, bool relu) {
+// A blocked X (kernels/blocked.h; `in_b`: the plan allows it) stays blocked where the terms
+// are constant; otherwise it is read as NCHW.
+at::Tensor batchnorm_then_relu(Tensors in, const BatchNormTerms& t, double eps, bool relu,
+                               bool in_b = false, bool out_b = false) {
+  if (is_blocked(in.at(0), in_b)) {
+    at::Tensor y = batchnorm_blocked(in[0], t, relu);
+    if (y.defined()) return hand_on(y, out_b);
+    in[0] = blocked_to_plain(in[0]);
+  }
   at::Tensor y = batchnorm_inference(in.at(0), t, relu);
   if (y.defined()) return y;
   y = at::batch_norm(in.at(0), in.at(1), in.at(2), in.at(3), in.at(4), false, 0.0, eps, false);
@@ -26,10 +35,11 @@ TONNX_KERNEL("BatchNormalization", 1, kAnyOpset, [](const KernelSpec& s) -> Kern
   // running mean and variance (momentum-weighted, variance unbiased as ONNX's reference).
   bool training = n.attr_i("training_mode", 0) != 0;
   BatchNormTerms terms = training ? BatchNormTerms{} : constant_batchnorm_terms(s, 1, eps);
-  return [&n, eps, momentum, training, terms](const Tensors& in) -> Tensors {
+  bool in_b = s.blocked_input(0), out_b = s.blocked_out;
+  return [&n, eps, momentum, training, terms, in_b, out_b](const Tensors& in) -> Tensors {
     const at::Tensor& x = in.at(0);
     if (x.dim() < 2) kernel_fail(n, "X must be [N, C, ...], got rank " + std::to_string(x.dim()));
-    if (!training) return {batchnorm_then_relu(in, terms, eps, false)};
+    if (!training) return {batchnorm_then_relu(in, terms, eps, false, in_b, out_b)};
     std::vector<int64_t> axes{0};
     for (int64_t i = 2; i < x.dim(); ++i) axes.push_back(i);
     at::Tensor mean = x.mean(axes), var = x.var(axes, /*unbiased=*/false);
@@ -58,12 +68,13 @@ TONNX_KERNEL_DOMAIN(
       double eps = n.attr_f("epsilon", 1e-5f);
       FusedActivation act(n);
       BatchNormTerms terms = constant_batchnorm_terms(s, 1, eps);
-      return [&n, eps, act, terms](const Tensors& in) -> Tensors {
+      bool in_b = s.blocked_input(0), out_b = s.blocked_out;
+      return [&n, eps, act, terms, in_b, out_b](const Tensors& in) -> Tensors {
         const at::Tensor& x = in.at(0);
         if (x.dim() < 2)
           kernel_fail(n, "X must be [N, C, ...], got rank " + std::to_string(x.dim()));
         bool relu = act.kind == FusedActivation::Kind::Relu;
-        at::Tensor y = batchnorm_then_relu(in, terms, eps, relu);
+        at::Tensor y = batchnorm_then_relu(in, terms, eps, relu, in_b, out_b);
         if (!relu) act(y);
         return {y};
       };

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "backend/kernels/blocked.h"
 #include "backend/kernels/kernel.h"
 
 namespace tonnx::backend {
@@ -153,10 +154,48 @@ at::Tensor concat_contiguous(const Tensors& in, int64_t axis) {
   return out;
 }
 
+// Blocked inputs along channels (kernels/blocked.h), an NCHW one among them converted where
+// its channels are a multiple of 16 (a thin convolution's output, next to a wide blocked
+// concatenation); undefined where a shape does not fit.
+at::Tensor concat_blocked(const Tensors& in, const std::vector<bool>& in_b) {
+  Tensors blocks;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const at::Tensor& t = in[i];
+    if (!t.defined() || t.scalar_type() != at::kFloat) return {};
+    if (is_blocked(t, i < in_b.size() && in_b[i])) {
+      blocks.push_back(t.contiguous());
+    } else {
+      if (t.dim() != 4 || t.size(1) % 16 != 0) return {};
+      blocks.push_back(t.view({t.size(0), t.size(1) / 16, 16, t.size(2), t.size(3)})
+                           .permute({0, 1, 3, 4, 2})
+                           .contiguous());
+    }
+    const at::Tensor& b = blocks.back();
+    if (b.size(0) != blocks[0].size(0) || b.size(2) != blocks[0].size(2) ||
+        b.size(3) != blocks[0].size(3))
+      return {};
+  }
+  at::Tensor y = concat_contiguous(blocks, 1);
+  return y.defined() ? y : at::cat(blocks, 1);
+}
+
 TONNX_KERNEL("Concat", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   int64_t axis = n.attr_i("axis", 1);
-  return [axis, &n](const Tensors& in) -> Tensors {
+  std::vector<bool> in_b(n.inputs().size());
+  for (size_t i = 0; i < in_b.size(); ++i) in_b[i] = s.blocked_input(i);
+  bool out_b = s.blocked_out;
+  return [axis, &n, in_b, out_b](const Tensors& in) -> Tensors {
+    bool any_blocked = false;
+    for (size_t i = 0; i < in.size() && i < in_b.size(); ++i)
+      any_blocked = any_blocked || is_blocked(in[i], in_b[i]);
+    if (any_blocked) {  // over channels (the plan allows only that): blocks follow blocks
+      at::Tensor y = concat_blocked(in, in_b);
+      if (y.defined()) return {hand_on(y, out_b)};
+      Tensors plain_in;
+      for (size_t i = 0; i < in.size(); ++i) plain_in.push_back(plain(in[i], in_b[i]));
+      return {at::cat(plain_in, norm_axis(n, axis, 4))};
+    }
     int64_t a = norm_axis(n, axis, in.at(0).dim());
     at::Tensor y = concat_contiguous(in, a);
     if (y.defined()) return {y};

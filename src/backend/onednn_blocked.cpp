@@ -1,0 +1,162 @@
+// The convolution of ATen's oneDNN path with activations kept blocked: see onednn.h.
+#include <atomic>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+
+#include "backend/onednn.h"
+#include "backend/onednn_util.h"
+
+namespace tonnx::backend {
+namespace {
+using namespace dnn;  // NOLINT: the helpers of onednn_util.h
+std::atomic<uint64_t> g_runs{0};
+}  // namespace
+
+struct OneDnnBlockedConv::Impl {
+  at::Tensor weight;  // O x I/group x kh x kw, contiguous float: a copy taken at prepare
+  Params p;
+  struct Entry {
+    dnnl::convolution_forward prim;
+    memory::desc src, dst, scratch;       // what the primitive reads and writes
+    memory::desc plain_src, blocked_src;  // X as given: NCHW, or nChw16c
+    memory::desc plain_dst, blocked_dst;  // Y as returned
+    Reorder from_plain, from_blocked;     // into src, where it differs
+    Reorder to_plain;                     // dst to NCHW, where it differs
+    memory weights;
+    std::vector<int64_t> out_sizes;
+  };
+  // X's (logical) sizes, bias
+  ShapeCache<std::tuple<std::vector<int64_t>, bool>, Entry> cache;
+
+  std::vector<int64_t> out_sizes(at::IntArrayRef x) const {
+    std::vector<int64_t> out{x[0], weight.size(0)};
+    for (int64_t i = 0; i < 2; ++i) {
+      int64_t span = x[2 + i] + 2 * p.pads[i] - p.dilations[i] * (weight.size(2 + i) - 1) - 1;
+      if (span < 0) return {};
+      out.push_back(span / p.strides[i] + 1);
+    }
+    return out;
+  }
+  std::shared_ptr<const Entry> build(const std::vector<int64_t>& x, bool bias) const;
+};
+
+std::shared_ptr<const OneDnnBlockedConv::Impl::Entry> OneDnnBlockedConv::Impl::build(
+    const std::vector<int64_t>& x, bool bias) const {
+  const int64_t o = weight.size(0), g = p.group;
+  std::vector<int64_t> out = out_sizes(x);
+  if (out.empty()) return nullptr;  // ATen reports it
+  memory::dims strides, dilates, pads;
+  for (int64_t i = 0; i < 2; ++i) {
+    strides.push_back(p.strides[i]);
+    dilates.push_back(p.dilations[i] - 1);
+    pads.push_back(p.pads[i]);
+  }
+  try {
+    const dnnl::engine& eng = cpu_engine();
+    auto e = std::make_shared<Entry>();
+    e->out_sizes = out;
+    memory::dims wdims =
+        g == 1 ? memory::dims{o, weight.size(1), weight.size(2), weight.size(3)}
+               : memory::dims{g, o / g, weight.size(1), weight.size(2), weight.size(3)};
+    // As ATen's call (ideep's convolution_forward::compute): every format left to oneDNN,
+    // forward propagation, the scratchpad passed per call.
+    memory::desc src_any(dims_of(x), kF32, Tag::any), dst_any(dims_of(out), kF32, Tag::any),
+        w_any(wdims, kF32, Tag::any);
+    using C = dnnl::convolution_forward;
+    auto desc = bias ? C::desc(dnnl::prop_kind::forward, dnnl::algorithm::convolution_direct,
+                               src_any, w_any, memory::desc({o}, kF32, Tag::any), dst_any, strides,
+                               dilates, pads, pads)
+                     : C::desc(dnnl::prop_kind::forward, dnnl::algorithm::convolution_direct,
+                               src_any, w_any, dst_any, strides, dilates, pads, pads);
+    C::primitive_desc pd(desc, user_scratchpad(), eng);
+    e->prim = C(pd);
+    e->src = pd.src_desc();
+    e->dst = pd.dst_desc();
+    e->scratch = pd.scratchpad_desc();
+    e->plain_src = memory::desc(dims_of(x), kF32, Tag::nchw);
+    e->blocked_src = memory::desc(dims_of(x), kF32, Tag::nChw16c);
+    e->plain_dst = memory::desc(dims_of(out), kF32, Tag::nchw);
+    e->blocked_dst = memory::desc(dims_of(out), kF32, Tag::nChw16c);
+    if (e->src != e->plain_src) e->from_plain = Reorder(e->plain_src, e->src);
+    if (x[1] % 16 == 0 && e->src != e->blocked_src)
+      e->from_blocked = Reorder(e->blocked_src, e->src);
+    if (e->dst != e->plain_dst) e->to_plain = Reorder(e->dst, e->plain_dst);
+    e->weights = cache.weights(pd.weights_desc(), {wdims, kF32, g == 1 ? Tag::oihw : Tag::goihw},
+                               weight.data_ptr());
+    return e;
+  } catch (const dnnl::error&) {
+    return nullptr;  // a configuration oneDNN does not implement: ATen runs it
+  }
+}
+
+std::shared_ptr<const OneDnnBlockedConv> OneDnnBlockedConv::make(const at::Tensor& weight,
+                                                                 Params p) {
+  if (!weight.defined() || weight.scalar_type() != at::kFloat || weight.dim() != 4 ||
+      weight.numel() == 0 || p.group < 1 || weight.size(0) % p.group != 0)
+    return nullptr;
+  if (!per_dim(p.strides, 2, 1) || !per_dim(p.dilations, 2, 1) || !per_dim(p.pads, 2, 0))
+    return nullptr;
+  for (size_t i = 0; i < 2; ++i)
+    if (p.strides[i] < 1 || p.dilations[i] < 1 || p.pads[i] < 0) return nullptr;
+  std::shared_ptr<OneDnnBlockedConv> r(new OneDnnBlockedConv());
+  r->impl_ = std::make_unique<Impl>();
+  r->impl_->weight = weight.contiguous().clone();
+  r->impl_->p = std::move(p);
+  return r;
+}
+
+OneDnnBlockedConv::~OneDnnBlockedConv() = default;
+
+uint64_t OneDnnBlockedConv::runs() { return g_runs.load(); }
+
+at::Tensor OneDnnBlockedConv::run(const at::Tensor& x, bool x_blocked, const at::Tensor& b,
+                                  bool want_blocked) const {
+  const at::Tensor& w = impl_->weight;
+  if (x.scalar_type() != at::kFloat || x.numel() == 0) return {};
+  if (x_blocked ? (x.dim() != 5 || x.size(4) != 16 || !x.is_contiguous())
+                : (x.dim() != 4 || !x.is_contiguous()))
+    return {};
+  std::vector<int64_t> xs =
+      x_blocked ? std::vector<int64_t>{x.size(0), x.size(1) * 16, x.size(2), x.size(3)}
+                : x.sizes().vec();
+  if (xs[1] != w.size(1) * impl_->p.group) return {};
+  if (b.defined() && (b.scalar_type() != at::kFloat || b.dim() != 1 || b.size(0) != w.size(0)))
+    return {};
+  auto e = impl_->cache.get({xs, b.defined()}, [&] { return impl_->build(xs, b.defined()); });
+  if (!e) return {};
+  g_runs.fetch_add(1, std::memory_order_relaxed);
+  try {
+    const dnnl::engine& eng = cpu_engine();
+    dnnl::stream s(eng);
+    at::Tensor src_buf, dst_buf, scratch_buf;
+    memory user_src(x_blocked ? e->blocked_src : e->plain_src, eng, x.data_ptr());
+    const Reorder& in = x_blocked ? e->from_blocked : e->from_plain;
+    memory src = user_src;
+    if (user_src.get_desc() != e->src) {
+      src = scratch_memory(e->src, src_buf);
+      in.run(s, user_src, src);
+    }
+    const std::vector<int64_t>& out = e->out_sizes;
+    bool blocked_out = want_blocked && out[1] % 16 == 0 && e->dst == e->blocked_dst;
+    at::Tensor y = blocked_out ? at::empty({out[0], out[1] / 16, out[2], out[3], 16}, x.options())
+                               : at::empty(out, x.options());
+    memory user_dst(blocked_out ? e->blocked_dst : e->plain_dst, eng, y.data_ptr());
+    memory dst = blocked_out || e->dst == e->plain_dst ? user_dst : scratch_memory(e->dst, dst_buf);
+    at::Tensor bc = b.defined() ? b.contiguous() : at::Tensor();
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, e->weights}, {DNNL_ARG_DST, dst}};
+    if (bc.defined())
+      args.emplace(DNNL_ARG_BIAS, memory({{w.size(0)}, kF32, Tag::x}, eng, bc.data_ptr()));
+    if (e->scratch.get_size() > 0)
+      args.emplace(DNNL_ARG_SCRATCHPAD, scratch_memory(e->scratch, scratch_buf));
+    e->prim.execute(s, args);
+    s.wait();
+    if (dst_buf.defined()) e->to_plain.run(s, dst, user_dst);
+    return y;
+  } catch (const dnnl::error& err) {
+    throw std::runtime_error(std::string("oneDNN convolution failed: ") + err.what());
+  }
+}
+
+}  // namespace tonnx::backend
