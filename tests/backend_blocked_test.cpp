@@ -193,4 +193,33 @@ TEST(BackendBlocked, ConvolutionsOffTheOneDnnPathStillMatch) {
   }
 }
 
+// Sixteen channels (one block: the conversion back to NCHW must still be contiguous), and a
+// FusedConv whose Z is not blocked (its output goes back to NCHW mid-chain).
+TEST(BackendBlocked, OneBlockAndAnUnblockedResidual) {
+  torch::manual_seed(13);
+  Net t;
+  ir::Value* x = t.b.in("x");
+  ir::Value* a = t.relu(t.conv(x, 8, 16, 3, 1));
+  ir::Value* side = t.b.op("Sigmoid", {t.conv(x, 8, 16, 1, 0)});
+  ir::Value* res = t.relu(t.b.op("Add", {t.bn(t.conv(a, 16, 16, 3, 1, 1, false), 16), side}));
+  ir::Value* c = t.conv(res, 16, 16, 1, 0);
+  ir::Value* pooled =
+      t.b.op("AveragePool", {c}, {{"kernel_shape", ints({3, 3})}, {"pads", ints({1, 1, 1, 1})}});
+  ir::Value* d = t.conv(pooled, 16, 16, 1, 0);
+  t.b.out(t.b.op("GlobalAveragePool", {d}), "y");
+  onnx::ModelProto p = tonnx::model_to_proto(t.b.m);
+  int prev = at::get_num_threads();
+  for (int threads : {1, 2}) {
+    at::set_num_threads(threads);
+    for (bool optimize : {true, false}) {
+      auto blocked = prepare(p, true, optimize), plain = prepare(p, false, optimize);
+      at::Tensor xi = torch::randn({1, 8, 48, 40});
+      uint64_t before = OneDnnBlockedConv::runs();
+      expect_same_bits(blocked.run({xi}), plain.run({xi}));
+      EXPECT_GE(OneDnnBlockedConv::runs() - before, 3u);
+    }
+  }
+  at::set_num_threads(prev);
+}
+
 }  // namespace

@@ -216,7 +216,11 @@ void build_plan(SubPlan& p, const ir::Graph& g, const std::vector<ir::OpsetImpor
   std::vector<std::string> missing;
   const std::set<std::string> blocked =
       choices.blocked_layout ? blocked_values(g) : std::set<std::string>();
-  auto is_blocked = [&](const ir::Value* v) { return v && blocked.count(v->name()) > 0; };
+  // By name, but only for a node's output: a read of an outer graph's value (or of an
+  // initializer) of the same name is never taken for it.
+  auto is_blocked = [&](const ir::Value* v) {
+    return v && v->producer() && blocked.count(v->name()) > 0;
+  };
   for (const auto& node : g.nodes()) {
     const ir::Node& n = *node;
     Step s;

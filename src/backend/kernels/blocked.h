@@ -23,7 +23,10 @@ inline bool is_blocked(const at::Tensor& t, bool allowed) {
 
 // [N, C/16, H, W, 16] -> [N, C, H, W], contiguous.
 inline at::Tensor blocked_to_plain(const at::Tensor& b) {
-  return b.permute({0, 1, 4, 2, 3}).reshape({b.size(0), b.size(1) * 16, b.size(2), b.size(3)});
+  // (contiguous(): with one block, reshape alone would return a channels-last view)
+  return b.permute({0, 1, 4, 2, 3})
+      .reshape({b.size(0), b.size(1) * 16, b.size(2), b.size(3)})
+      .contiguous();
 }
 
 // `t` as an ordinary tensor, whichever form it has.

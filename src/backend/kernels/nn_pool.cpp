@@ -53,6 +53,8 @@ at::Tensor pool_blocked(const ir::Node& n, const ConvLike& c, const at::Tensor& 
   if (!symmetric(p) || 2 * p[0] > c.kernel[0] || 2 * p[1] > c.kernel[1]) return {};
   for (int64_t v : c.dilations)
     if (v != 1) return {};
+  // (the NCHW AveragePool takes ATen's call only without a dilations attribute)
+  if (!is_max && !c.dilations.empty()) return {};
   std::vector<int64_t> st = c.stride_vec(2), pad{p[0], p[1]};
   at::Tensor cl = blocked_as_channels_last(x);
   at::Tensor y = is_max ? at::max_pool2d(cl, c.kernel, st, pad, {1, 1}, c.ceil_mode)
