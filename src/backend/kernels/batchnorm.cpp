@@ -192,39 +192,33 @@ bool matches_aten() {
 }  // namespace
 #endif
 
-namespace {
-// `kernel` (run or run_blocked) where the probe found this code equal to ATen, else undefined.
-using BnKernel = at::Tensor (*)(const at::Tensor&, const BatchNormTerms&, bool, at::Tensor);
-at::Tensor if_exact([[maybe_unused]] BnKernel kernel, const at::Tensor& x,
-                    [[maybe_unused]] const BatchNormTerms& t, [[maybe_unused]] bool relu,
-                    [[maybe_unused]] at::Tensor out) {
 #if TONNX_BN_AVX2
+namespace {
+// Whether the probe at first use found this code equal to ATen's on this CPU.
+bool probe_passed() {
   static const bool ok = matches_aten();
-  if (!ok || x.numel() == 0) return {};
-  return kernel(x, t, relu, std::move(out));
-#else
-  (void)x;
-  return {};
-#endif
+  return ok;
 }
 }  // namespace
 
 at::Tensor batchnorm_inference(const at::Tensor& x, const BatchNormTerms& t, bool relu,
                                at::Tensor out) {
-#if TONNX_BN_AVX2
-  return if_exact(run, x, t, relu, std::move(out));
-#else
-  return if_exact(nullptr, x, t, relu, std::move(out));
-#endif
+  if (!probe_passed() || x.numel() == 0) return {};
+  return run(x, t, relu, std::move(out));
 }
 
 at::Tensor batchnorm_blocked(const at::Tensor& x, const BatchNormTerms& t, bool relu,
                              at::Tensor out) {
-#if TONNX_BN_AVX2
-  return if_exact(run_blocked, x, t, relu, std::move(out));
-#else
-  return if_exact(nullptr, x, t, relu, std::move(out));
-#endif
+  if (!probe_passed() || x.numel() == 0) return {};
+  return run_blocked(x, t, relu, std::move(out));
 }
+#else
+at::Tensor batchnorm_inference(const at::Tensor&, const BatchNormTerms&, bool, at::Tensor) {
+  return {};
+}
+at::Tensor batchnorm_blocked(const at::Tensor&, const BatchNormTerms&, bool, at::Tensor) {
+  return {};
+}
+#endif
 
 }  // namespace tonnx::backend

@@ -29,6 +29,13 @@ inline at::Tensor blocked_to_plain(const at::Tensor& b) {
       .contiguous();
 }
 
+// [N, C, H, W] (C a multiple of 16) -> [N, C/16, H, W, 16].
+inline at::Tensor plain_to_blocked(const at::Tensor& t) {
+  return t.view({t.size(0), t.size(1) / 16, 16, t.size(2), t.size(3)})
+      .permute({0, 1, 3, 4, 2})
+      .contiguous();
+}
+
 // `t` as an ordinary tensor, whichever form it has.
 inline at::Tensor plain(const at::Tensor& t, bool allowed) {
   return is_blocked(t, allowed) ? blocked_to_plain(t) : t;

@@ -111,17 +111,24 @@ at::Tensor run_conv(const ir::Node& n, const ConvLike& c, int64_t group, at::Ten
   return at::convolution(x, w, b, st, pad_arg, dil, false, out_pad, group);
 }
 
+// The weight of a 2-D Conv that oneDNN may keep reordered: an initializer of rank 4 whose
+// kernel_shape (if given) agrees with it (otherwise ATen's path reports the disagreement).
+const at::Tensor* constant_2d_weight(const KernelSpec& s, const ConvLike& c) {
+  if (s.constant_inputs.size() < 2 || !s.constant_inputs[1].defined() ||
+      s.constant_inputs[1].dim() != 4)
+    return nullptr;
+  const at::Tensor& w = s.constant_inputs[1];
+  if (!c.kernel.empty() && c.kernel != std::vector<int64_t>(w.sizes().begin() + 2, w.sizes().end()))
+    return nullptr;
+  return &w;
+}
+
 // The blocked-layout convolution (onednn.h) for a node whose input or output the plan may
 // keep blocked: explicit pads, the same on both sides (SAME_* pads depend on the input).
 std::shared_ptr<const OneDnnBlockedConv> make_blocked_conv(const KernelSpec& s, const ConvLike& c,
                                                            int64_t group) {
-  if (!s.blocked_input(0) && !s.blocked_out) return nullptr;
-  if (s.constant_inputs.size() < 2 || !s.constant_inputs[1].defined() ||
-      s.constant_inputs[1].dim() != 4 || s.constant_inputs[1].scalar_type() != at::kFloat)
-    return nullptr;
-  const at::Tensor& w = s.constant_inputs[1];
-  if (!c.kernel.empty() && c.kernel != std::vector<int64_t>(w.sizes().begin() + 2, w.sizes().end()))
-    return nullptr;  // kernel_shape disagrees with W: ATen's path reports it
+  const at::Tensor* w = constant_2d_weight(s, c);
+  if ((!s.blocked_input(0) && !s.blocked_out) || !w) return nullptr;
   OneDnnBlockedConv::Params p{c.strides, c.dilations, {0, 0}, group};
   if (c.auto_pad == AutoPad::NotSet && !c.pads.empty()) {
     if (c.pads.size() != 4 || !symmetric(c.pads)) return nullptr;
@@ -129,10 +136,7 @@ std::shared_ptr<const OneDnnBlockedConv> make_blocked_conv(const KernelSpec& s, 
   } else if (c.auto_pad != AutoPad::NotSet && c.auto_pad != AutoPad::Valid) {
     return nullptr;
   }
-  if ((!p.strides.empty() && p.strides.size() != 2) ||
-      (!p.dilations.empty() && p.dilations.size() != 2))
-    return nullptr;
-  return OneDnnBlockedConv::make(w, std::move(p));
+  return OneDnnBlockedConv::make(*w, std::move(p));  // (it checks dtype and lengths)
 }
 
 // Runs `blocked` where ATen itself would run this convolution on oneDNN (so with the same
@@ -147,7 +151,6 @@ at::Tensor run_blocked_conv(const OneDnnBlockedConv& blocked, const ConvLike& c,
   if (x_blocked) xs = {x.size(0), x.size(1) * 16, x.size(2), x.size(3)};
   if (xs[1] != w.size(1) * group || w.dim() != 4) return {};
   if (b.defined() && (b.scalar_type() != at::kFloat || b.dim() != 1)) return {};
-  std::vector<int64_t> k(w.sizes().begin() + 2, w.sizes().end());
   std::vector<int64_t> pads(2, 0);
   if (c.auto_pad == AutoPad::NotSet && c.pads.size() == 4) pads = {c.pads[0], c.pads[1]};
   // ATen's backend choice reads sizes, dtype and device only: an unfilled stand-in will do.
@@ -248,17 +251,13 @@ at::Tensor conv_transpose(const ir::Node& n, const ConvTransposeAttrs& a, const 
 // depend on the input shape (SAME_* stays on ATen). `f` carries FusedConv's stages.
 std::shared_ptr<const OneDnnConv> make_onednn_conv(const KernelSpec& s, const ConvLike& c,
                                                    int64_t group, OneDnnConv::Fused f) {
-  if (!s.choices.onednn_conv || s.constant_inputs.size() < 2 || !s.constant_inputs[1].defined() ||
-      s.constant_inputs[1].dim() != 4 ||
+  const at::Tensor* w = constant_2d_weight(s, c);
+  if (!s.choices.onednn_conv || !w ||
       (c.auto_pad != AutoPad::NotSet && c.auto_pad != AutoPad::Valid))
     return nullptr;
   OneDnnConv::Params p{c.strides, c.dilations, {}, {}, group};
   if (c.auto_pad != AutoPad::Valid && !c.split_pads(2, p.pads_begin, p.pads_end)) return nullptr;
-  if (!c.kernel.empty() &&
-      c.kernel != std::vector<int64_t>(s.constant_inputs[1].sizes().begin() + 2,
-                                       s.constant_inputs[1].sizes().end()))
-    return nullptr;  // kernel_shape disagrees with W: ATen's path reports it
-  return OneDnnConv::make(s.constant_inputs[1], std::move(p), std::move(f));
+  return OneDnnConv::make(*w, std::move(p), std::move(f));
 }
 
 TONNX_KERNEL("Conv", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
@@ -330,51 +329,45 @@ TONNX_KERNEL_DOMAIN(
         if (!y.defined() && blocked)
           y = run_blocked_conv(*blocked, a.c, a.group, in.at(0), is_blocked(in.at(0), in_b),
                                in.at(1), b, out_b);
-        if (y.defined() && y.dim() == 5) {
-          // Blocked: the stages on that layout, as below, up to the first that cannot run
-          // there (BatchNormalization with run-time statistics, a Z that is not blocked).
-          bool bn = in.size() > 7, with_z = in.size() > 3 && in[3].defined();
-          bool relu_now = !with_z && act.kind == FusedActivation::Kind::Relu;
-          if (bn && batchnorm_blocked(y, bn_terms, relu_now, y).defined()) {
-            if (relu_now) return {hand_on(y, out_b)};
-            done.batchnorm = true;
-          }
-          if (!bn || done.batchnorm) {
-            if (with_z && is_blocked(z, z_b) && z.sizes() == y.sizes()) {
-              y.add_(z);
-              done.add = true;
-            }
-            if (!with_z || done.add) {
-              act(y);
-              return {hand_on(y, out_b)};
-            }
-          }
-          y = blocked_to_plain(y);
-        } else if (!y.defined()) {
+        // `blk`: y is blocked, and each stage below runs on that layout until one cannot
+        // (BatchNormalization with run-time statistics, a Z that is not blocked alike).
+        bool blk = y.defined() && y.dim() == 5;
+        auto to_plain = [&] {
+          if (blk) y = blocked_to_plain(y);
+          blk = false;
+        };
+        if (!y.defined())
           y = transposed ? conv_transpose(n, a, dnn.get(), in.at(0), in.at(1), b)
                          : run_conv(n, a.c, a.group, plain(in.at(0), in_b), in.at(1), b, w_mkldnn);
-        }
         if (done.activation) return {y};
-        if (z.defined()) z = plain(z, z_b);
         bool has_z = in.size() > 3 && in[3].defined() && !done.add;
         if (in.size() > 7 && !done.batchnorm) {
           // As the BatchNormalization kernel computes it, in place on the convolution's output
           // (with the Relu when nothing comes between), else ATen's call.
           bool relu = !has_z && act.kind == FusedActivation::Kind::Relu;
-          if (batchnorm_inference(y, bn_terms, relu, y).defined()) {
-            if (relu) return {y};
+          at::Tensor r = blk ? batchnorm_blocked(y, bn_terms, relu, y) : at::Tensor();
+          if (!r.defined()) {
+            to_plain();
+            r = batchnorm_inference(y, bn_terms, relu, y);
+          }
+          if (r.defined()) {
+            if (relu) return {blk ? hand_on(y, out_b) : y};
           } else {
             y = at::batch_norm(y, in[4], in[5], in[6], in[7], false, 0.0, eps, false);
           }
         }
         if (has_z) {
+          if (!(blk && is_blocked(z, z_b) && z.sizes() == y.sizes())) {
+            to_plain();
+            z = plain(z, z_b);
+          }
           if (z.sizes() == y.sizes() && z.scalar_type() == y.scalar_type())
             y.add_(z);
           else
             y = at::add(y, z);  // broadcasting: the Add's own semantics
         }
         act(y);
-        return {y};
+        return {blk ? hand_on(y, out_b) : y};
       };
     });
 

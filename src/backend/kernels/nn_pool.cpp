@@ -46,8 +46,8 @@ PoolPath pool_path(const at::Tensor& x, size_t d, bool is_max, bool want_indices
 // kernels over its images of 16 channels (kernels/blocked.h): the calls the NCHW path makes
 // for ATen's results, element for element (tests compare bits). Undefined where that path
 // would not call ATen's 2-D pooling as is (asymmetric or large pads, dilations).
-at::Tensor pool_blocked(const ir::Node& n, const ConvLike& c, const at::Tensor& x, bool is_max,
-                        bool include_pad) {
+at::Tensor pool_on_blocked(const ir::Node& n, const ConvLike& c, const at::Tensor& x, bool is_max,
+                           bool include_pad) {
   if (c.kernel.size() != 2 || x.scalar_type() != at::kFloat) return {};
   std::vector<int64_t> p = c.resolve_pads(n, {x.size(2), x.size(3)}, c.kernel);
   if (!symmetric(p) || 2 * p[0] > c.kernel[0] || 2 * p[1] > c.kernel[1]) return {};
@@ -62,6 +62,17 @@ at::Tensor pool_blocked(const ir::Node& n, const ConvLike& c, const at::Tensor& 
   return channels_last_as_blocked(y, x.size(0));
 }
 
+// X as the pools' kernels read it (`in_b`: the plan allows it blocked): the pooled result,
+// handed on, where X is blocked and pool_on_blocked runs; else undefined, with X made NCHW.
+at::Tensor pool_blocked(const ir::Node& n, const ConvLike& c, at::Tensor& x, bool in_b, bool out_b,
+                        bool is_max, bool include_pad) {
+  if (!is_blocked(x, in_b)) return {};
+  at::Tensor y = pool_on_blocked(n, c, x, is_max, include_pad);
+  if (y.defined()) return hand_on(y, out_b);
+  x = blocked_to_plain(x);
+  return {};
+}
+
 TONNX_KERNEL("MaxPool", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   ConvLike c = parse_pool(n);
@@ -70,11 +81,7 @@ TONNX_KERNEL("MaxPool", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   bool in_b = s.blocked_input(0), out_b = s.blocked_out;
   return [c, &n, want_indices, col_major, in_b, out_b](const Tensors& in) -> Tensors {
     at::Tensor x = in.at(0);
-    if (is_blocked(x, in_b)) {
-      at::Tensor y = pool_blocked(n, c, x, true, false);
-      if (y.defined()) return {hand_on(y, out_b)};
-      x = blocked_to_plain(x);
-    }
+    if (at::Tensor y = pool_blocked(n, c, x, in_b, out_b, true, false); y.defined()) return {y};
     if (x.dim() < 3)
       kernel_fail(n, "X must be [N, C, D1, ...], got rank " + std::to_string(x.dim()));
     size_t d = x.dim() - 2;
@@ -154,11 +161,8 @@ TONNX_KERNEL("AveragePool", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   bool in_b = s.blocked_input(0), out_b = s.blocked_out;
   return [c, &n, include_pad, in_b, out_b](const Tensors& in) -> Tensors {
     at::Tensor x = in.at(0);
-    if (is_blocked(x, in_b)) {
-      at::Tensor y = pool_blocked(n, c, x, false, include_pad);
-      if (y.defined()) return {hand_on(y, out_b)};
-      x = blocked_to_plain(x);
-    }
+    if (at::Tensor y = pool_blocked(n, c, x, in_b, out_b, false, include_pad); y.defined())
+      return {y};
     if (x.dim() < 3)
       kernel_fail(n, "X must be [N, C, D1, ...], got rank " + std::to_string(x.dim()));
     size_t d = x.dim() - 2;

@@ -13,16 +13,17 @@ namespace {
 // batchnorm_inference can, else ATen's calls (the unfused kernels' own).
 // A blocked X (kernels/blocked.h; `in_b`: the plan allows it) stays blocked where the terms
 // are constant; otherwise it is read as NCHW.
-at::Tensor batchnorm_then_relu(Tensors in, const BatchNormTerms& t, double eps, bool relu,
+at::Tensor batchnorm_then_relu(const Tensors& in, const BatchNormTerms& t, double eps, bool relu,
                                bool in_b = false, bool out_b = false) {
-  if (is_blocked(in.at(0), in_b)) {
-    at::Tensor y = batchnorm_blocked(in[0], t, relu);
+  at::Tensor x = in.at(0);
+  if (is_blocked(x, in_b)) {
+    at::Tensor y = batchnorm_blocked(x, t, relu);
     if (y.defined()) return hand_on(y, out_b);
-    in[0] = blocked_to_plain(in[0]);
+    x = blocked_to_plain(x);
   }
-  at::Tensor y = batchnorm_inference(in.at(0), t, relu);
+  at::Tensor y = batchnorm_inference(x, t, relu);
   if (y.defined()) return y;
-  y = at::batch_norm(in.at(0), in.at(1), in.at(2), in.at(3), in.at(4), false, 0.0, eps, false);
+  y = at::batch_norm(x, in.at(1), in.at(2), in.at(3), in.at(4), false, 0.0, eps, false);
   if (relu) y.relu_();
   return y;
 }

@@ -166,9 +166,7 @@ at::Tensor concat_blocked(const Tensors& in, const std::vector<bool>& in_b) {
       blocks.push_back(t.contiguous());
     } else {
       if (t.dim() != 4 || t.size(1) % 16 != 0) return {};
-      blocks.push_back(t.view({t.size(0), t.size(1) / 16, 16, t.size(2), t.size(3)})
-                           .permute({0, 1, 3, 4, 2})
-                           .contiguous());
+      blocks.push_back(plain_to_blocked(t));
     }
     const at::Tensor& b = blocks.back();
     if (b.size(0) != blocks[0].size(0) || b.size(2) != blocks[0].size(2) ||
