@@ -167,4 +167,80 @@ TEST(BackendBatchNorm, RunTimeStatisticsAndInsideFusedConv) {
   EXPECT_TRUE(has(ops, "FusedConv"));
 }
 
+// Concat -> BatchNormalization [-> activation] (DenseNet's dense layers) becomes one
+// ConcatBatchNorm; results are the unfused graph's, bit for bit, at one and two threads: over
+// channels in one pass (4-D and 3-D), over the batch (axis -3 of a 3-D input: the unfused
+// calls), with run-time statistics, and with an empty batch.
+TEST(BackendBatchNorm, FusedWithTheConcatBeforeIt) {
+  torch::manual_seed(6);
+  struct Case {
+    int64_t axis;
+    std::string act;
+    bool runtime_scale;
+    std::vector<std::vector<int64_t>> shapes;
+  };
+  const std::vector<Case> cases = {
+      {1, "Relu", false, {{2, 3, 5, 7}, {2, 2, 5, 7}, {2, 1, 5, 7}}},
+      {-3, "", false, {{2, 3, 5, 7}, {2, 3, 5, 7}}},
+      {1, "Sigmoid", false, {{3, 4, 10}, {3, 2, 10}}},
+      {-3, "Relu", false, {{1, 6, 10}, {2, 6, 10}}},
+      {1, "Relu", true, {{2, 3, 4, 4}, {2, 3, 4, 4}}},
+      {1, "Relu", false, {{0, 3, 4, 4}, {0, 3, 4, 4}}},
+      {1, "Relu", false, {{1, 6, 9, 9}}},
+  };
+  for (const Case& c : cases) {
+    G b;
+    std::vector<ir::Value*> xs;
+    for (size_t i = 0; i < c.shapes.size(); ++i) xs.push_back(b.in("x" + std::to_string(i)));
+    Stats st = stats(6);
+    ir::Value* scale = c.runtime_scale ? b.in("s") : b.init("s", st.s);
+    ir::Value* y = b.op("BatchNormalization",
+                        {b.op("Concat", xs, {{"axis", ir::AttrValue(c.axis)}}), scale,
+                         b.init("b", st.b), b.init("m", st.m), b.init("v", st.v)},
+                        {{"epsilon", ir::AttrValue(1e-3f)}});
+    b.out(c.act.empty() ? y : b.op(c.act, {y}), "y");
+    onnx::ModelProto proto = tonnx::model_to_proto(b.m);
+    PrepareOptions plain;
+    plain.optimize = false;
+    Rep ref = tonnx::backend::prepare(proto, "CPU", plain);
+    for (int threads : {1, 2}) {
+      PrepareOptions o;
+      o.profile = true;
+      o.num_threads = threads;
+      Rep rep = tonnx::backend::prepare(proto, "CPU", o);
+      std::vector<at::Tensor> in;
+      for (const auto& sh : c.shapes) in.push_back(awkward(sh));
+      if (c.runtime_scale) in.push_back(st.s);
+      SCOPED_TRACE(::testing::Message() << "axis " << c.axis << " act '" << c.act << "' "
+                                        << in[0].sizes() << " threads " << threads);
+      EXPECT_TRUE(same_bits(rep.run(in)[0], ref.run(in)[0]));
+      std::vector<std::string> ops;
+      for (const auto& p : rep.profile()) ops.push_back(p.op_type);
+      EXPECT_TRUE(has(ops, "ConcatBatchNorm"));
+      EXPECT_FALSE(has(ops, "Concat"));
+      // Inputs that disagree off the axis, or channels that disagree with the statistics:
+      // what the unfused graph does (an error where it has one), not a read past an input.
+      std::vector<at::Tensor> bad = in;
+      bad[0] = awkward({c.shapes[0][0] + 1, c.shapes[0][1], 3});
+      std::vector<int64_t> more = c.shapes[0];
+      more[1] += 1;
+      for (const at::Tensor& odd : {bad[0], awkward(more)}) {
+        bad[0] = odd;
+        bool ref_threw = false;
+        at::Tensor want;
+        try {
+          want = ref.run(bad)[0];
+        } catch (const std::exception&) {
+          ref_threw = true;
+        }
+        if (ref_threw) {
+          EXPECT_ANY_THROW(rep.run(bad)) << odd.sizes();
+        } else {
+          EXPECT_TRUE(same_bits(rep.run(bad)[0], want)) << odd.sizes();
+        }
+      }
+    }
+  }
+}
+
 }  // namespace

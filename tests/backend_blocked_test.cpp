@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 
+#include "backend/kernels/pool.h"
 #include "backend/layout.h"
 #include "backend/onednn.h"
 #include "graph_builder.h"
@@ -127,8 +128,14 @@ TEST(BackendBlocked, ChainsGiveTheNchwResultsBitForBit) {
                      std::to_string(threads) + " shape " + c10::str(at::IntArrayRef(shape)));
         at::Tensor x = torch::randn(shape);
         uint64_t before = OneDnnBlockedConv::runs();
+        uint64_t pools_before = tonnx::backend::blocked_pool_runs();
         expect_same_bits(blocked.run({x}), plain.run({x}));
         EXPECT_GE(OneDnnBlockedConv::runs() - before, 8u);  // the chain ran blocked
+        // so did its pools but the last (136 channels: NCHW), on AVX-512 (elsewhere ATen's
+        // channels-last kernels)
+        if (__builtin_cpu_supports("avx512f")) {
+          EXPECT_EQ(tonnx::backend::blocked_pool_runs() - pools_before, 3u);
+        }
         // NaN, inf and zeros of both signs go where the NCHW path sends them.
         x[0][0][1][1] = std::nanf("");
         x[0][3][4][5] = std::numeric_limits<float>::infinity();

@@ -575,6 +575,9 @@ TEST(BackendProfile, CountsEveryNodeOfEveryRun) {
     EXPECT_EQ(p.calls, 3);
     EXPECT_GE(p.total_ms, 0.0);
   }
+  rep.reset_profile();  // counts from zero again
+  rep.run({torch::randn({4})});
+  for (const auto& p : rep.profile()) EXPECT_EQ(p.calls, 1);
   EXPECT_TRUE(tonnx::backend::prepare(tonnx::model_to_proto(b.m)).profile().empty());
 }
 

@@ -103,6 +103,64 @@ TEST(BackendPool, KernelsAreAtenBitForBit) {
   EXPECT_EQ(tonnx::backend::exact_pool_runs() - before, static_cast<uint64_t>(expected_runs));
 }
 
+// The blocked kernels ([N, C/16, H, W, 16]) on the same shapes with 16 or 32 channels: the
+// blocked result of ATen's NCHW pooling, bit for bit.
+TEST(BackendPool, BlockedKernelsAreAtenBitForBit) {
+  if (!have_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU: the kernel declines every call";
+  torch::manual_seed(9);
+  int prev = at::get_num_threads();
+  uint64_t before = tonnx::backend::blocked_pool_runs();
+  int expected_runs = 0;
+  auto to_blocked = [](const at::Tensor& t) {
+    return t.view({t.size(0), t.size(1) / 16, 16, t.size(2), t.size(3)})
+        .permute({0, 1, 3, 4, 2})
+        .contiguous();
+  };
+  auto to_plain = [](const at::Tensor& b) {
+    if (!b.defined() || b.dim() != 5) return at::Tensor();
+    return b.permute({0, 1, 4, 2, 3}).reshape({b.size(0), b.size(1) * 16, b.size(2), b.size(3)});
+  };
+  for (int threads : {1, 2}) {
+    at::set_num_threads(threads);
+    for (Shape sh : shapes()) {
+      sh.x[1] = sh.x[1] > 8 ? 32 : 16;
+      at::Tensor x = awkward(sh.x), xb = to_blocked(x);
+      for (bool ceil_mode : {false, true}) {
+        SCOPED_TRACE(::testing::Message()
+                     << "threads " << threads << " x " << x.sizes() << " k " << sh.kh << "x"
+                     << sh.kw << " s " << sh.sh << "x" << sh.sw << " p " << sh.ph << "x" << sh.pw
+                     << " ceil " << ceil_mode);
+        Pool2d p{sh.kh, sh.kw, sh.sh, sh.sw, sh.ph, sh.pw, ceil_mode};
+        at::Tensor want =
+            at::max_pool2d(x, {sh.kh, sh.kw}, {sh.sh, sh.sw}, {sh.ph, sh.pw}, {1, 1}, ceil_mode);
+        EXPECT_TRUE(same_bits(to_plain(tonnx::backend::max_pool2d_blocked_exact(xb, p)), want));
+        for (bool include_pad : {false, true}) {
+          want = at::avg_pool2d(x, {sh.kh, sh.kw}, {sh.sh, sh.sw}, {sh.ph, sh.pw}, ceil_mode,
+                                include_pad);
+          EXPECT_TRUE(same_bits(
+              to_plain(tonnx::backend::avg_pool2d_blocked_exact(xb, p, include_pad)), want))
+              << "count_include_pad " << include_pad;
+        }
+        expected_runs += 3;
+      }
+    }
+  }
+  at::set_num_threads(prev);
+  EXPECT_EQ(tonnx::backend::blocked_pool_runs() - before, static_cast<uint64_t>(expected_runs));
+  // What it leaves to its caller: not blocked, not contiguous, not float, empty, big pads.
+  Pool2d p{3, 3, 2, 2, 1, 1, false};
+  at::Tensor xb = to_blocked(torch::randn({1, 32, 9, 9}));
+  EXPECT_FALSE(tonnx::backend::max_pool2d_blocked_exact(torch::randn({1, 32, 9, 9}), p).defined());
+  EXPECT_FALSE(tonnx::backend::max_pool2d_blocked_exact(xb.transpose(2, 3), p).defined());
+  EXPECT_FALSE(tonnx::backend::max_pool2d_blocked_exact(xb.to(at::kDouble), p).defined());
+  EXPECT_FALSE(
+      tonnx::backend::max_pool2d_blocked_exact(torch::randn({0, 2, 9, 9, 16}), p).defined());
+  EXPECT_FALSE(
+      tonnx::backend::avg_pool2d_blocked_exact(xb, {3, 3, 1, 1, 2, 2, false}, true).defined());
+  EXPECT_FALSE(
+      tonnx::backend::avg_pool2d_blocked_exact(xb, {11, 11, 1, 1, 0, 0, false}, true).defined());
+}
+
 TEST(BackendPool, LeavesToItsCallerWhatItDoesNotCompute) {
   Pool2d p{3, 3, 2, 2, 1, 1, false};
   at::Tensor x = torch::randn({1, 4, 9, 9});

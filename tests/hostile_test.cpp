@@ -429,6 +429,11 @@ TEST(Hostile, InternalFusedOpsCheckTheirInputs) {
   expect_error([&] { prepare(fused("FusedConv", {"x"})); }, "(2-4 or 8 inputs)");
   expect_error(
       [&] {
+        prepare(fused("ConcatBatchNorm", {"s", "b", "m", "v"}));
+      },
+      "takes scale, B, mean, var and at least one X, and 1 output; got 4 inputs and 1 outputs");
+  expect_error(
+      [&] {
         prepare(fused("FusedConv", {"x", "w", "", "", "s", "b"}));
       },
       "(2-4 or 8 inputs) and 1 output, got 6 and 1");

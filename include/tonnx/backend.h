@@ -128,7 +128,7 @@ struct PrepareOptions {
   bool profile = false;
 };
 
-// Time spent per node over all runs since prepare (PrepareOptions::profile).
+// Time spent per node over all runs since prepare or Rep::reset_profile (PrepareOptions::profile).
 struct NodeProfile {
   std::string node;     // "Conv 'name'" as in error messages
   std::string op_type;  // for totals per op type
@@ -175,6 +175,9 @@ class Rep {
   double prepare_seconds() const;
   // Per-node times of the top-level graph, in plan order; empty unless profiling is on.
   std::vector<NodeProfile> profile() const;
+  // Zero the per-node times, e.g. after a warm-up run whose first-touch page faults and
+  // primitive builds would otherwise land on whichever node allocates first.
+  void reset_profile() const;
 
  private:
   std::shared_ptr<const Plan> plan_;

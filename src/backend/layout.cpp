@@ -40,6 +40,13 @@ BlockedReader blocked_reader(const ir::Node& n, const ir::Graph& g) {
         constant_4d_weight())
       return {{0, 3}, true};
     if (op == "FusedBatchNorm" && n.outputs().size() == 1) return {{0}, false};
+    if (op == "ConcatBatchNorm" && n.outputs().size() == 1 && n.inputs().size() > 4) {
+      int64_t axis = n.attr_i("axis", 1);
+      if (axis != 1 && axis != -3) return {};
+      std::vector<size_t> xs;
+      for (size_t i = 4; i < n.inputs().size(); ++i) xs.push_back(i);
+      return {xs, false};
+    }
   }
   return {};
 }

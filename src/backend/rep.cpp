@@ -547,6 +547,14 @@ std::vector<NodeProfile> Rep::profile() const {
   return out;
 }
 
+void Rep::reset_profile() const {
+  const SubPlan& g = plan_->graph;
+  if (!g.profile) return;
+  std::lock_guard<std::mutex> lock(g.profile->mu);
+  std::fill(g.profile->ms.begin(), g.profile->ms.end(), 0.0);
+  std::fill(g.profile->calls.begin(), g.profile->calls.end(), 0);
+}
+
 std::string profile_report(const std::vector<NodeProfile>& prof) {
   std::ostringstream out;
   std::map<std::string, std::pair<double, int64_t>> by_type;

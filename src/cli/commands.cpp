@@ -493,6 +493,7 @@ options:
   --rtol X --atol Y      tolerances for --test-data (default 1e-3, 1e-5; integer outputs
                          are exact unless atol allows whole steps: --atol 1)
   --profile              time every node; print the time per op type and the slowest nodes
+                         (with --repeat: over the timed runs, not the warm-up)
   --fold-batchnorm       fold BatchNormalization into convolution weights (faster; rounds
                          differently from LibTorch)
   --onednn-conv          run Conv on oneDNN in channels-last layout (faster on conv nets;
@@ -626,6 +627,7 @@ options:
   if (repeat) {
     const int64_t n = *repeat;
     rep.run(last_inputs, ropt);  // warm-up
+    rep.reset_profile();         // the profile times the timed runs only
     std::vector<double> ms;
     for (int64_t i = 0; i < n; ++i) {
       auto t0 = std::chrono::steady_clock::now();

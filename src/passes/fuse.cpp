@@ -6,6 +6,7 @@
 //   Conv [+ BatchNormalization] [+ Add] [+ act]   -> ai.tonnx::FusedConv
 //   ConvTranspose [+ BatchNormalization] [+ act]  -> ai.tonnx::FusedConv, transposed=1
 //   BatchNormalization + act                      -> ai.tonnx::FusedBatchNorm
+//   Concat + BatchNormalization [+ act]           -> ai.tonnx::ConcatBatchNorm
 //   Gemm + act                                    -> ai.tonnx::FusedGemm
 //   MatMul(A, B) + Add(bias of B's columns) [+ act] -> ai.tonnx::FusedGemm on A's rows
 //   GELU written out (Erf or Tanh and their Mul/Add/Div) -> ai.tonnx::Gelu (fuse_gelu.cpp)
@@ -211,6 +212,25 @@ size_t fuse_for_cpu(ir::Graph& g, bool fold_bn) {
       std::vector<ir::Attr> attrs = *act;
       attrs.push_back({"epsilon", ir::AttrValue(n->attr_f("epsilon", 1e-5f))});
       ir::Node* f = g.add_node("FusedBatchNorm", n->inputs(), attrs, 1, kFusedDomain, chain.back());
+      replace_chain(g, chain, f);
+    } else if (is_op(n, "Concat") && n->outputs().size() == 1 && !n->inputs().empty() &&
+               plain_batchnorm(next())) {
+      // DenseNet's concatenated features -> BN -> Relu: no concatenated tensor is written.
+      int64_t axis = n->attr_i("axis", 1);
+      ir::Node* bn = next();
+      bool inputs = bn->input(0) == n->output();
+      for (const ir::Value* v : n->inputs()) inputs = inputs && v;
+      if ((axis != 1 && axis != -3) || !inputs) continue;
+      chain.push_back(bn);
+      std::vector<ir::Attr> attrs{{"axis", ir::AttrValue(axis)},
+                                  {"epsilon", ir::AttrValue(bn->attr_f("epsilon", 1e-5f))}};
+      if (auto act = activation(next())) {
+        chain.push_back(next());
+        attrs = concat(attrs, *act);
+      }
+      std::vector<ir::Value*> in(bn->inputs().begin() + 1, bn->inputs().end());
+      in.insert(in.end(), n->inputs().begin(), n->inputs().end());
+      ir::Node* f = g.add_node("ConcatBatchNorm", in, attrs, 1, kFusedDomain, chain.back());
       replace_chain(g, chain, f);
     } else if (is_op(n, "Gemm") && n->outputs().size() == 1) {
       auto act = activation(next());

@@ -10,6 +10,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -160,6 +162,58 @@ at::Tensor run_blocked(const at::Tensor& x, const BatchNormTerms& t, bool relu, 
   return out;
 }
 
+// The concatenation's terms and pieces: for each output channel plane (NCHW) or block
+// (blocked) of one image, the input holding it and its index there.
+at::Tensor run_concat(const std::vector<at::Tensor>& xs, const BatchNormTerms& t, bool relu,
+                      bool blocked) {
+  if (!t.defined() || xs.empty()) return {};
+  const at::Tensor& x0 = xs[0];
+  const int64_t rank = blocked ? 5 : x0.dim();
+  if (rank < 2) return {};
+  int64_t groups = 0;  // channels (NCHW) or blocks of 16 (blocked) in all
+  for (const at::Tensor& x : xs) {
+    if (!x.defined() || x.scalar_type() != at::kFloat || x.dim() != rank || !x.is_contiguous())
+      return {};
+    if (blocked && x.size(4) != 16) return {};
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != 1 && x.size(d) != x0.size(d)) return {};
+    groups += x.size(1);
+  }
+  const int64_t width = blocked ? 16 : 1;  // channels per group
+  if (groups * width != t.alpha.numel()) return {};
+  std::vector<int64_t> sizes = x0.sizes().vec();
+  sizes[1] = groups;
+  at::Tensor out = at::empty(sizes, x0.options());
+  if (out.numel() == 0) return out;
+  const int64_t plane = out.numel() / (sizes[0] * groups);  // floats per group of one image
+  std::vector<std::pair<const float*, int64_t>> piece;      // per group: input, its group count
+  std::vector<int64_t> local;
+  for (const at::Tensor& x : xs)
+    for (int64_t k = 0; k < x.size(1); ++k) {
+      piece.push_back({x.data_ptr<float>(), x.size(1)});
+      local.push_back(k);
+    }
+  float* py = out.data_ptr<float>();
+  const float *pa = t.alpha.data_ptr<float>(), *pb = t.beta.data_ptr<float>();
+  // Floats per task: smaller than run()'s, so that DenseNet's concatenations (0.2-3 MB)
+  // split over two threads.
+  constexpr int64_t kGrain = 32 << 10;
+  at::parallel_for(0, sizes[0] * groups, std::max<int64_t>(1, kGrain / std::max<int64_t>(plane, 1)),
+                   [&](int64_t b, int64_t e) {
+                     for (int64_t p = b; p < e; ++p) {
+                       const int64_t n = p / groups, k = p % groups;
+                       const auto& [src, count] = piece[k];
+                       const float* x = src + (n * count + local[k]) * plane;
+                       if (blocked)
+                         affine_rows16(x, py + p * plane, plane / 16, pa + k * 16, pb + k * 16,
+                                       relu);
+                       else
+                         affine_plane(x, py + p * plane, plane, pa[k], pb[k], relu);
+                     }
+                   });
+  return out;
+}
+
 bool same_bits(const at::Tensor& a, const at::Tensor& b) {
   at::Tensor ca = a.contiguous(), cb = b.contiguous();
   return ca.sizes() == cb.sizes() &&
@@ -212,7 +266,15 @@ at::Tensor batchnorm_blocked(const at::Tensor& x, const BatchNormTerms& t, bool 
   if (!probe_passed() || x.numel() == 0) return {};
   return run_blocked(x, t, relu, std::move(out));
 }
+at::Tensor batchnorm_concat(const std::vector<at::Tensor>& xs, const BatchNormTerms& t, bool relu,
+                            bool blocked) {
+  if (!probe_passed()) return {};
+  return run_concat(xs, t, relu, blocked);
+}
 #else
+at::Tensor batchnorm_concat(const std::vector<at::Tensor>&, const BatchNormTerms&, bool, bool) {
+  return {};
+}
 at::Tensor batchnorm_inference(const at::Tensor&, const BatchNormTerms&, bool, at::Tensor) {
   return {};
 }

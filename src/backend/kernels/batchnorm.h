@@ -41,4 +41,12 @@ at::Tensor batchnorm_inference(const at::Tensor& x, const BatchNormTerms& t, boo
 at::Tensor batchnorm_blocked(const at::Tensor& x, const BatchNormTerms& t, bool relu,
                              at::Tensor out = at::Tensor());
 
+// Concat over channels, then the same, in one pass: no concatenated tensor is written and
+// read back (DenseNet's Concat -> BatchNormalization -> Relu before each dense layer). `xs`:
+// all blocked (`blocked`: [N, Ci/16, H, W, 16]) or all NCHW contiguous [N, Ci, ...], float,
+// equal but for Ci; the result in that layout. Element for element what the Concat and then
+// batchnorm_inference (or batchnorm_blocked) compute; undefined where it cannot.
+at::Tensor batchnorm_concat(const std::vector<at::Tensor>& xs, const BatchNormTerms& t, bool relu,
+                            bool blocked);
+
 }  // namespace tonnx::backend

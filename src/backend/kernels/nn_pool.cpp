@@ -42,9 +42,10 @@ PoolPath pool_path(const at::Tensor& x, size_t d, bool is_max, bool want_indices
   return is_max ? PoolPath::ChannelsLast : PoolPath::ATen;
 }
 
-// 2-D MaxPool (without indices) and AveragePool on a blocked X, by ATen's channels-last
-// kernels over its images of 16 channels (kernels/blocked.h): the calls the NCHW path makes
-// for ATen's results, element for element (tests compare bits). Undefined where that path
+// 2-D MaxPool (without indices) and AveragePool on a blocked X: tonnx's blocked kernel
+// (pool.h), else ATen's channels-last kernels over its images of 16 channels
+// (kernels/blocked.h): the results of the calls the NCHW path makes, element for element
+// (tests compare bits). Undefined where that path
 // would not call ATen's 2-D pooling as is (asymmetric or large pads, dilations).
 at::Tensor pool_on_blocked(const ir::Node& n, const ConvLike& c, const at::Tensor& x, bool is_max,
                            bool include_pad) {
@@ -56,6 +57,11 @@ at::Tensor pool_on_blocked(const ir::Node& n, const ConvLike& c, const at::Tenso
   // (the NCHW AveragePool takes ATen's call only without a dilations attribute)
   if (!is_max && !c.dilations.empty()) return {};
   std::vector<int64_t> st = c.stride_vec(2), pad{p[0], p[1]};
+  Pool2d win{c.kernel[0], c.kernel[1], st[0], st[1], p[0], p[1], c.ceil_mode};
+  if (at::Tensor y =
+          is_max ? max_pool2d_blocked_exact(x, win) : avg_pool2d_blocked_exact(x, win, include_pad);
+      y.defined())
+    return y;
   at::Tensor cl = blocked_as_channels_last(x);
   at::Tensor y = is_max ? at::max_pool2d(cl, c.kernel, st, pad, {1, 1}, c.ceil_mode)
                         : at::avg_pool2d(cl, c.kernel, st, pad, c.ceil_mode, include_pad);

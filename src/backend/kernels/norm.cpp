@@ -81,6 +81,54 @@ TONNX_KERNEL_DOMAIN(
       };
     });
 
+// ai.tonnx::ConcatBatchNorm(scale, B, mean, var, X1, ..., Xn): Concat(X1..Xn, axis) -> an
+// inference BatchNormalization -> the activation (attributes axis, epsilon, activation), as
+// fuse_for_cpu writes DenseNet's Concat -> BN -> Relu; one pass where the concatenation is
+// over channels (batchnorm_concat), else the unfused nodes' calls.
+TONNX_KERNEL_DOMAIN(
+    "ConcatBatchNorm", passes::kFusedDomain, 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
+      const ir::Node& n = s.node;
+      // (A model file may name this internal op: check what it reads.)
+      if (n.inputs().size() < 5 || n.outputs().size() != 1)
+        kernel_fail(n, "takes scale, B, mean, var and at least one X, and 1 output; got " +
+                           std::to_string(n.inputs().size()) + " inputs and " +
+                           std::to_string(n.outputs().size()) + " outputs");
+      const int64_t axis = n.attr_i("axis", 1);
+      const double eps = n.attr_f("epsilon", 1e-5f);
+      FusedActivation act(n);
+      BatchNormTerms terms = constant_batchnorm_terms(s, 0, eps);
+      std::vector<bool> in_b(n.inputs().size());
+      for (size_t i = 0; i < in_b.size(); ++i) in_b[i] = s.blocked_input(i);
+      const bool out_b = s.blocked_out;
+      return [&n, axis, eps, act, terms, in_b, out_b](const Tensors& in) -> Tensors {
+        const bool relu = act.kind == FusedActivation::Kind::Relu;
+        Tensors xs(in.begin() + 4, in.end());
+        bool all_blocked = true, any_blocked = false;
+        for (size_t i = 0; i < xs.size(); ++i) {
+          bool b = is_blocked(xs[i], in_b[i + 4]);
+          all_blocked = all_blocked && b;
+          any_blocked = any_blocked || b;
+        }
+        at::Tensor y;
+        // (A blocked input is 4-D logically; the plan allows it only over channels.)
+        const int64_t rank = any_blocked ? 4 : xs[0].dim();
+        const bool channels = rank >= 2 && norm_axis(n, axis, rank) == 1;
+        if (channels && (all_blocked || !any_blocked))
+          y = batchnorm_concat(xs, terms, relu, all_blocked);
+        if (y.defined()) {
+          y = hand_on(y, out_b);
+        } else {
+          for (size_t i = 0; i < xs.size(); ++i) xs[i] = plain(xs[i], in_b[i + 4]);
+          Tensors bn{at::cat(xs, norm_axis(n, axis, xs[0].dim())), in[0], in[1], in[2], in[3]};
+          if (bn[0].dim() < 2)
+            kernel_fail(n, "X must be [N, C, ...], got rank " + std::to_string(bn[0].dim()));
+          y = batchnorm_then_relu(bn, terms, eps, relu);
+        }
+        if (!relu) act(y);
+        return {y};
+      };
+    });
+
 TONNX_KERNEL("LayerNormalization", 17, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   int64_t axis = n.attr_i("axis", -1);

@@ -5,6 +5,8 @@
 // other path.
 #include "backend/kernels/pool.h"
 
+#include "backend/kernels/blocked.h"
+
 #include <ATen/Parallel.h>
 #include <ATen/native/Pool.h>
 
@@ -23,7 +25,7 @@
 namespace tonnx::backend {
 namespace {
 
-std::atomic<uint64_t> g_runs{0};
+std::atomic<uint64_t> g_runs{0}, g_blocked_runs{0};
 
 // ATen's own output size (dilation 1), so that the kernel's shape cannot drift from ATen's.
 int64_t out_size(int64_t in, int64_t k, int64_t pad, int64_t s, bool ceil_mode) {
@@ -218,6 +220,112 @@ at::Tensor run(const at::Tensor& x, const Pool2d& p, bool is_max, bool include_p
   return y;
 }
 
+// The blocked layout (kernels/blocked.h): X [N, C/16, H, W, 16], sixteen channels in one
+// vector, so a window is kh x kw plain loads per sixteen outputs, clipped to the input (no
+// padding is read). U outputs of one row whose windows are whole (all `cols` columns inside
+// the input) go together, so that their U chains of dependent adds or compares overlap. Each
+// lane scans its window in ATen's order, from -inf (max) or +0 (average), as pool_blocks.
+template <int U, bool kMax>
+__attribute__((target("avx512f"))) void blocked_window(const float* src, int64_t rows, int64_t cols,
+                                                       int64_t row_step, int64_t out_step,
+                                                       float* dst, int64_t divide) {
+  __m512 acc[U];
+  for (int j = 0; j < U; ++j)
+    acc[j] = _mm512_set1_ps(kMax ? -std::numeric_limits<float>::infinity() : 0.f);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* s = src + r * row_step;
+    for (int64_t c = 0; c < cols; ++c)
+      for (int j = 0; j < U; ++j) {
+        __m512 v = _mm512_loadu_ps(s + c * 16 + j * out_step);
+        if (kMax) {
+          __mmask16 take =
+              _mm512_cmp_ps_mask(v, acc[j], _CMP_GT_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+          acc[j] = _mm512_mask_mov_ps(acc[j], take, v);
+        } else {
+          acc[j] = _mm512_add_ps(acc[j], v);
+        }
+      }
+  }
+  for (int j = 0; j < U; ++j) {
+    // ATen divides by its count; a window with no input is left 0.
+    if (!kMax)
+      acc[j] = rows > 0 && cols > 0
+                   ? _mm512_div_ps(acc[j], _mm512_set1_ps(static_cast<float>(divide)))
+                   : _mm512_setzero_ps();
+    _mm512_storeu_ps(dst + j * 16, acc[j]);
+  }
+}
+
+// Output rows [begin, end) of all planes (plane-major), each row's windows clipped as ATen
+// clips them; the divisor with or without the padding as pool_blocks takes it.
+template <bool kMax>
+__attribute__((target("avx512f"))) void blocked_rows(const float* x, float* y, const Geometry& g,
+                                                     int64_t begin, int64_t end) {
+  const Pool2d& p = g.p;
+  const int64_t row_step = g.w * 16;
+  for (int64_t r = begin; r < end; ++r) {
+    const int64_t plane = r / g.oh, oh = r % g.oh;
+    int64_t ih0 = oh * p.sh - p.ph, ih1 = std::min(ih0 + p.kh, g.h + p.ph);
+    const int64_t rows_pad = ih1 - ih0;
+    ih0 = std::max<int64_t>(ih0, 0);
+    ih1 = std::min(ih1, g.h);
+    const int64_t rows = std::max<int64_t>(ih1 - ih0, 0);
+    const float* xr = x + (plane * g.h + std::min(ih0, g.h - 1)) * row_step;
+    float* yr = y + r * g.ow * 16;
+    const int64_t rows_div = g.include_pad ? rows_pad : rows;
+    for (int64_t ow = 0; ow < g.ow;) {
+      const int64_t iw0 = ow * p.sw - p.pw;
+      constexpr int kGroup = 4;
+      if (iw0 >= 0 && ow + kGroup <= g.ow && (ow + kGroup - 1) * p.sw - p.pw + p.kw <= g.w) {
+        blocked_window<kGroup, kMax>(xr + iw0 * 16, rows, p.kw, row_step, p.sw * 16, yr + ow * 16,
+                                     rows_div * p.kw);
+        ow += kGroup;
+        continue;
+      }
+      const int64_t iw1 = std::min(iw0 + p.kw, g.w + p.pw), cols_pad = iw1 - iw0;
+      const int64_t lo = std::max<int64_t>(iw0, 0),
+                    cols = std::max<int64_t>(std::min(iw1, g.w) - lo, 0);
+      blocked_window<1, kMax>(xr + std::min(lo, g.w - 1) * 16, rows, cols, row_step, 0,
+                              yr + ow * 16, rows_div * (g.include_pad ? cols_pad : cols));
+      ++ow;
+    }
+  }
+}
+
+at::Tensor run_blocked(const at::Tensor& x, const Pool2d& p, bool is_max, bool include_pad) {
+  if (x.scalar_type() != at::kFloat || x.dim() != 5 || x.size(4) != 16 || !x.is_contiguous() ||
+      x.numel() == 0)
+    return {};
+  if (p.kh < 1 || p.kw < 1 || p.sh < 1 || p.sw < 1 || p.ph < 0 || p.pw < 0 || 2 * p.ph > p.kh ||
+      2 * p.pw > p.kw)
+    return {};
+  Geometry g{x.size(2),
+             x.size(3),
+             out_size(x.size(2), p.kh, p.ph, p.sh, p.ceil_mode),
+             out_size(x.size(3), p.kw, p.pw, p.sw, p.ceil_mode),
+             0,
+             p,
+             is_max,
+             include_pad,
+             {},
+             {},
+             {},
+             {}};
+  if (g.oh < 1 || g.ow < 1) return {};
+  at::Tensor y = at::empty({x.size(0), x.size(1), g.oh, g.ow, 16}, x.options());
+  const float* px = x.data_ptr<float>();
+  float* py = y.data_ptr<float>();
+  const int64_t work = std::max<int64_t>(1, g.ow * 16 * std::min<int64_t>(p.kh * p.kw, 64));
+  at::parallel_for(0, x.size(0) * x.size(1) * g.oh,
+                   std::max<int64_t>(1, (int64_t{256} << 10) / work), [&](int64_t b, int64_t e) {
+                     if (is_max)
+                       blocked_rows<true>(px, py, g, b, e);
+                     else
+                       blocked_rows<false>(px, py, g, b, e);
+                   });
+  return y;
+}
+
 // Bit for bit, but any NaN equals any NaN: which of two NaNs a sum keeps depends on the order
 // a compiler gives an add's operands (clang swaps them where GCC does not).
 bool same_bits(const at::Tensor& a, const at::Tensor& b) {
@@ -262,6 +370,38 @@ bool matches_aten() {
   }
   return true;
 }
+
+// The blocked kernel against ATen on the same NCHW values, as matches_aten.
+bool blocked_matches_aten() {
+  if (!__builtin_cpu_supports("avx512f")) return false;
+  at::Generator gen = at::detail::createCPUGenerator(4322);
+  for (auto sizes : {std::vector<int64_t>{2, 32, 9, 37}, std::vector<int64_t>{1, 16, 20, 7}}) {
+    at::Tensor x = at::randn(sizes, gen, at::kFloat) * at::exp(at::randn(sizes, gen) * 3);
+    at::Tensor flat = x.view(-1);
+    flat.narrow(0, 0, 40).fill_(-0.f);
+    flat.narrow(0, 20, 20).zero_();
+    flat.narrow(0, 100, 30).fill_(1.5f);
+    flat[200] = std::nanf("");
+    flat[203] = -std::numeric_limits<float>::infinity();
+    flat[260] = std::numeric_limits<float>::infinity();
+    flat[300] = -std::nanf("");
+    at::Tensor xb = plain_to_blocked(x);
+    auto plain_of = [](const at::Tensor& b) { return b.defined() ? blocked_to_plain(b) : b; };
+    for (int64_t k : {2, 3})
+      for (int64_t s : {1, 2, 3})
+        for (int64_t pad : {int64_t{0}, k / 2})
+          for (bool ceil_mode : {false, true}) {
+            Pool2d p{k, k, s, s, pad, pad, ceil_mode};
+            at::Tensor want = at::max_pool2d(x, {k, k}, {s, s}, {pad, pad}, {1, 1}, ceil_mode);
+            if (!same_bits(plain_of(run_blocked(xb, p, true, false)), want)) return false;
+            for (bool include_pad : {false, true}) {
+              want = at::avg_pool2d(x, {k, k}, {s, s}, {pad, pad}, ceil_mode, include_pad);
+              if (!same_bits(plain_of(run_blocked(xb, p, false, include_pad)), want)) return false;
+            }
+          }
+  }
+  return true;
+}
 #endif
 
 at::Tensor pool(const at::Tensor& x, const Pool2d& p, bool is_max, bool include_pad) {
@@ -277,7 +417,30 @@ at::Tensor pool(const at::Tensor& x, const Pool2d& p, bool is_max, bool include_
 #endif
 }
 
+at::Tensor pool_blocked(const at::Tensor& xb, const Pool2d& p, bool is_max, bool include_pad) {
+#if TONNX_POOL_AVX512
+  static const bool ok = blocked_matches_aten();
+  if (!ok) return {};
+  at::Tensor y = run_blocked(xb, p, is_max, include_pad);
+  if (y.defined()) g_blocked_runs.fetch_add(1, std::memory_order_relaxed);
+  return y;
+#else
+  (void)xb, (void)p, (void)is_max, (void)include_pad;
+  return {};
+#endif
+}
+
 }  // namespace
+
+at::Tensor max_pool2d_blocked_exact(const at::Tensor& xb, const Pool2d& p) {
+  return pool_blocked(xb, p, true, false);
+}
+
+at::Tensor avg_pool2d_blocked_exact(const at::Tensor& xb, const Pool2d& p, bool count_include_pad) {
+  return pool_blocked(xb, p, false, count_include_pad);
+}
+
+uint64_t blocked_pool_runs() { return g_blocked_runs.load(); }
 
 at::Tensor max_pool2d_exact(const at::Tensor& x, const Pool2d& p) {
   return pool(x, p, true, false);
