@@ -339,13 +339,17 @@ bool same_bits(const at::Tensor& a, const at::Tensor& b) {
   return true;
 }
 
-// Both kernels against ATen: widths that give the vector and the edge paths, every stride the
+// A kernel against ATen: widths that give the vector and the edge paths, every stride the
 // vector path takes and one it does not, pads, ceil_mode, both counts; magnitudes over many
-// decades, runs of equal values, zeros of both signs, NaN, inf and -inf.
-bool matches_aten() {
+// decades, runs of equal values, zeros of both signs, NaN, inf and -inf. `blocked`: the
+// blocked kernel, on the same values in that layout (channels 16 and 32).
+bool probe_matches_aten(bool blocked) {
   if (!__builtin_cpu_supports("avx512f")) return false;
-  at::Generator gen = at::detail::createCPUGenerator(4321);
-  for (auto sizes : {std::vector<int64_t>{2, 3, 9, 37}, std::vector<int64_t>{1, 2, 40, 71}}) {
+  at::Generator gen = at::detail::createCPUGenerator(blocked ? 4322 : 4321);
+  const std::vector<std::vector<int64_t>> all =
+      blocked ? std::vector<std::vector<int64_t>>{{2, 32, 9, 37}, {1, 16, 20, 7}}
+              : std::vector<std::vector<int64_t>>{{2, 3, 9, 37}, {1, 2, 40, 71}};
+  for (const auto& sizes : all) {
     at::Tensor x = at::randn(sizes, gen, at::kFloat) * at::exp(at::randn(sizes, gen) * 3);
     at::Tensor flat = x.view(-1);
     flat.narrow(0, 0, 40).fill_(-0.f);
@@ -355,48 +359,22 @@ bool matches_aten() {
     flat[203] = -std::numeric_limits<float>::infinity();
     flat[260] = std::numeric_limits<float>::infinity();
     flat[300] = -std::nanf("");
+    const at::Tensor xb = blocked ? plain_to_blocked(x) : at::Tensor();
+    auto got = [&](const Pool2d& p, bool is_max, bool include_pad) {
+      if (!blocked) return run(x, p, is_max, include_pad);
+      at::Tensor y = run_blocked(xb, p, is_max, include_pad);
+      return y.defined() ? blocked_to_plain(y) : y;
+    };
     for (int64_t k : {2, 3})
       for (int64_t s : {1, 2, 3})
         for (int64_t pad : {int64_t{0}, k / 2})
           for (bool ceil_mode : {false, true}) {
             Pool2d p{k, k, s, s, pad, pad, ceil_mode};
             at::Tensor want = at::max_pool2d(x, {k, k}, {s, s}, {pad, pad}, {1, 1}, ceil_mode);
-            if (!same_bits(run(x, p, true, false), want)) return false;
+            if (!same_bits(got(p, true, false), want)) return false;
             for (bool include_pad : {false, true}) {
               want = at::avg_pool2d(x, {k, k}, {s, s}, {pad, pad}, ceil_mode, include_pad);
-              if (!same_bits(run(x, p, false, include_pad), want)) return false;
-            }
-          }
-  }
-  return true;
-}
-
-// The blocked kernel against ATen on the same NCHW values, as matches_aten.
-bool blocked_matches_aten() {
-  if (!__builtin_cpu_supports("avx512f")) return false;
-  at::Generator gen = at::detail::createCPUGenerator(4322);
-  for (auto sizes : {std::vector<int64_t>{2, 32, 9, 37}, std::vector<int64_t>{1, 16, 20, 7}}) {
-    at::Tensor x = at::randn(sizes, gen, at::kFloat) * at::exp(at::randn(sizes, gen) * 3);
-    at::Tensor flat = x.view(-1);
-    flat.narrow(0, 0, 40).fill_(-0.f);
-    flat.narrow(0, 20, 20).zero_();
-    flat.narrow(0, 100, 30).fill_(1.5f);
-    flat[200] = std::nanf("");
-    flat[203] = -std::numeric_limits<float>::infinity();
-    flat[260] = std::numeric_limits<float>::infinity();
-    flat[300] = -std::nanf("");
-    at::Tensor xb = plain_to_blocked(x);
-    auto plain_of = [](const at::Tensor& b) { return b.defined() ? blocked_to_plain(b) : b; };
-    for (int64_t k : {2, 3})
-      for (int64_t s : {1, 2, 3})
-        for (int64_t pad : {int64_t{0}, k / 2})
-          for (bool ceil_mode : {false, true}) {
-            Pool2d p{k, k, s, s, pad, pad, ceil_mode};
-            at::Tensor want = at::max_pool2d(x, {k, k}, {s, s}, {pad, pad}, {1, 1}, ceil_mode);
-            if (!same_bits(plain_of(run_blocked(xb, p, true, false)), want)) return false;
-            for (bool include_pad : {false, true}) {
-              want = at::avg_pool2d(x, {k, k}, {s, s}, {pad, pad}, ceil_mode, include_pad);
-              if (!same_bits(plain_of(run_blocked(xb, p, false, include_pad)), want)) return false;
+              if (!same_bits(got(p, false, include_pad), want)) return false;
             }
           }
   }
@@ -406,7 +384,7 @@ bool blocked_matches_aten() {
 
 at::Tensor pool(const at::Tensor& x, const Pool2d& p, bool is_max, bool include_pad) {
 #if TONNX_POOL_AVX512
-  static const bool ok = matches_aten();
+  static const bool ok = probe_matches_aten(false);
   if (!ok) return {};
   at::Tensor y = run(x, p, is_max, include_pad);
   if (y.defined()) g_runs.fetch_add(1, std::memory_order_relaxed);
@@ -419,7 +397,7 @@ at::Tensor pool(const at::Tensor& x, const Pool2d& p, bool is_max, bool include_
 
 at::Tensor pool_blocked(const at::Tensor& xb, const Pool2d& p, bool is_max, bool include_pad) {
 #if TONNX_POOL_AVX512
-  static const bool ok = blocked_matches_aten();
+  static const bool ok = probe_matches_aten(true);
   if (!ok) return {};
   at::Tensor y = run_blocked(xb, p, is_max, include_pad);
   if (y.defined()) g_blocked_runs.fetch_add(1, std::memory_order_relaxed);
