@@ -187,6 +187,9 @@ TEST(BackendBatchNorm, FusedWithTheConcatBeforeIt) {
       {1, "Relu", true, {{2, 3, 4, 4}, {2, 3, 4, 4}}},
       {1, "Relu", false, {{0, 3, 4, 4}, {0, 3, 4, 4}}},
       {1, "Relu", false, {{1, 6, 9, 9}}},
+      // Volumes (BatchNorm3d): 5-D like the blocked form, and W = 16 as its last dim.
+      {1, "Relu", false, {{2, 4, 3, 5, 16}, {2, 2, 3, 5, 16}}},
+      {1, "Relu", false, {{1, 3, 2, 4, 7}, {1, 3, 2, 4, 7}}},
   };
   for (const Case& c : cases) {
     G b;

@@ -116,7 +116,9 @@ TONNX_KERNEL_DOMAIN(
         if (channels && (all_blocked || !any_blocked))
           y = batchnorm_concat(xs, terms, relu, all_blocked);
         if (y.defined()) {
-          y = hand_on(y, out_b);
+          // (only a blocked result is handed on as blocked: a plain 5-D one, a BatchNorm3d's
+          // volume, is not the blocked form)
+          if (all_blocked) y = hand_on(y, out_b);
         } else {
           for (size_t i = 0; i < xs.size(); ++i) xs[i] = plain(xs[i], in_b[i + 4]);
           Tensors bn{at::cat(xs, norm_axis(n, axis, xs[0].dim())), in[0], in[1], in[2], in[3]};
