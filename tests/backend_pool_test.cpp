@@ -8,6 +8,7 @@
 #include <functional>
 #include <limits>
 
+#include "backend/kernels/blocked.h"
 #include "backend/kernels/pool.h"
 #include "graph_builder.h"
 #include "tonnx/backend.h"
@@ -111,20 +112,15 @@ TEST(BackendPool, BlockedKernelsAreAtenBitForBit) {
   int prev = at::get_num_threads();
   uint64_t before = tonnx::backend::blocked_pool_runs();
   int expected_runs = 0;
-  auto to_blocked = [](const at::Tensor& t) {
-    return t.view({t.size(0), t.size(1) / 16, 16, t.size(2), t.size(3)})
-        .permute({0, 1, 3, 4, 2})
-        .contiguous();
-  };
+  using tonnx::backend::plain_to_blocked;
   auto to_plain = [](const at::Tensor& b) {
-    if (!b.defined() || b.dim() != 5) return at::Tensor();
-    return b.permute({0, 1, 4, 2, 3}).reshape({b.size(0), b.size(1) * 16, b.size(2), b.size(3)});
+    return b.defined() && b.dim() == 5 ? tonnx::backend::blocked_to_plain(b) : at::Tensor();
   };
   for (int threads : {1, 2}) {
     at::set_num_threads(threads);
     for (Shape sh : shapes()) {
       sh.x[1] = sh.x[1] > 8 ? 32 : 16;
-      at::Tensor x = awkward(sh.x), xb = to_blocked(x);
+      at::Tensor x = awkward(sh.x), xb = plain_to_blocked(x);
       for (bool ceil_mode : {false, true}) {
         SCOPED_TRACE(::testing::Message()
                      << "threads " << threads << " x " << x.sizes() << " k " << sh.kh << "x"
@@ -149,7 +145,7 @@ TEST(BackendPool, BlockedKernelsAreAtenBitForBit) {
   EXPECT_EQ(tonnx::backend::blocked_pool_runs() - before, static_cast<uint64_t>(expected_runs));
   // What it leaves to its caller: not blocked, not contiguous, not float, empty, big pads.
   Pool2d p{3, 3, 2, 2, 1, 1, false};
-  at::Tensor xb = to_blocked(torch::randn({1, 32, 9, 9}));
+  at::Tensor xb = plain_to_blocked(torch::randn({1, 32, 9, 9}));
   EXPECT_FALSE(tonnx::backend::max_pool2d_blocked_exact(torch::randn({1, 32, 9, 9}), p).defined());
   EXPECT_FALSE(tonnx::backend::max_pool2d_blocked_exact(xb.transpose(2, 3), p).defined());
   EXPECT_FALSE(tonnx::backend::max_pool2d_blocked_exact(xb.to(at::kDouble), p).defined());

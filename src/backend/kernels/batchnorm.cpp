@@ -10,7 +10,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <utility>
 #include <vector>
 
 #if defined(__x86_64__)
@@ -162,8 +161,8 @@ at::Tensor run_blocked(const at::Tensor& x, const BatchNormTerms& t, bool relu, 
   return out;
 }
 
-// The concatenation's terms and pieces: for each output channel plane (NCHW) or block
-// (blocked) of one image, the input holding it and its index there.
+// batchnorm_concat: each output channel plane (NCHW) or block (blocked) of each image, from
+// the input that holds it.
 at::Tensor run_concat(const std::vector<at::Tensor>& xs, const BatchNormTerms& t, bool relu,
                       bool blocked) {
   if (!t.defined() || xs.empty()) return {};
@@ -186,13 +185,13 @@ at::Tensor run_concat(const std::vector<at::Tensor>& xs, const BatchNormTerms& t
   at::Tensor out = at::empty(sizes, x0.options());
   if (out.numel() == 0) return out;
   const int64_t plane = out.numel() / (sizes[0] * groups);  // floats per group of one image
-  std::vector<std::pair<const float*, int64_t>> piece;      // per group: input, its group count
-  std::vector<int64_t> local;
+  struct Group {
+    const float* src;      // the input holding it
+    int64_t count, index;  // that input's groups per image, and this one's among them
+  };
+  std::vector<Group> group;
   for (const at::Tensor& x : xs)
-    for (int64_t k = 0; k < x.size(1); ++k) {
-      piece.push_back({x.data_ptr<float>(), x.size(1)});
-      local.push_back(k);
-    }
+    for (int64_t k = 0; k < x.size(1); ++k) group.push_back({x.data_ptr<float>(), x.size(1), k});
   float* py = out.data_ptr<float>();
   const float *pa = t.alpha.data_ptr<float>(), *pb = t.beta.data_ptr<float>();
   // Floats per task: smaller than run()'s, so that DenseNet's concatenations (0.2-3 MB)
@@ -202,8 +201,8 @@ at::Tensor run_concat(const std::vector<at::Tensor>& xs, const BatchNormTerms& t
                    [&](int64_t b, int64_t e) {
                      for (int64_t p = b; p < e; ++p) {
                        const int64_t n = p / groups, k = p % groups;
-                       const auto& [src, count] = piece[k];
-                       const float* x = src + (n * count + local[k]) * plane;
+                       const Group& gr = group[k];
+                       const float* x = gr.src + (n * gr.count + gr.index) * plane;
                        if (blocked)
                          affine_rows16(x, py + p * plane, plane / 16, pa + k * 16, pb + k * 16,
                                        relu);

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #if defined(__x86_64__)
@@ -155,17 +156,18 @@ __attribute__((target("avx512f"))) void pool_plane(const float* x, float* y, con
   if (n > 0) flush();
 }
 
-at::Tensor run(const at::Tensor& x, const Pool2d& p, bool is_max, bool include_pad) {
-  if (x.scalar_type() != at::kFloat || x.dim() != 4 || !x.is_contiguous() ||
-      x.suggest_memory_format() != at::MemoryFormat::Contiguous || x.numel() == 0)
-    return {};
+// The geometry of an H x W plane under `p` (the masks and counts left empty), or nullopt
+// where the kernels do not apply: a kernel or stride under 1, pads negative or over half the
+// kernel (ATen's limit), or an output size under 1.
+std::optional<Geometry> window_geometry(int64_t h, int64_t w, const Pool2d& p, bool is_max,
+                                        bool include_pad) {
   if (p.kh < 1 || p.kw < 1 || p.sh < 1 || p.sw < 1 || p.ph < 0 || p.pw < 0 || 2 * p.ph > p.kh ||
       2 * p.pw > p.kw)
-    return {};
-  Geometry g{x.size(2),
-             x.size(3),
-             out_size(x.size(2), p.kh, p.ph, p.sh, p.ceil_mode),
-             out_size(x.size(3), p.kw, p.pw, p.sw, p.ceil_mode),
+    return std::nullopt;
+  Geometry g{h,
+             w,
+             out_size(h, p.kh, p.ph, p.sh, p.ceil_mode),
+             out_size(w, p.kw, p.pw, p.sw, p.ceil_mode),
              0,
              p,
              is_max,
@@ -174,10 +176,20 @@ at::Tensor run(const at::Tensor& x, const Pool2d& p, bool is_max, bool include_p
              {},
              {},
              {}};
+  if (g.oh < 1 || g.ow < 1) return std::nullopt;
+  return g;
+}
+
+at::Tensor run(const at::Tensor& x, const Pool2d& p, bool is_max, bool include_pad) {
+  if (x.scalar_type() != at::kFloat || x.dim() != 4 || !x.is_contiguous() ||
+      x.suggest_memory_format() != at::MemoryFormat::Contiguous || x.numel() == 0)
+    return {};
+  auto geometry = window_geometry(x.size(2), x.size(3), p, is_max, include_pad);
+  if (!geometry) return {};
+  Geometry& g = *geometry;
   // 32-bit lanes hold counts and gather offsets. (Wider planes and kernels are ATen's.)
   constexpr int64_t kMax = int64_t{1} << 24;
-  if (g.oh < 1 || g.ow < 1 || g.w + 2 * p.pw > kMax || p.kh * p.kw > kMax || p.sw * 16 > kMax)
-    return {};
+  if (g.w + 2 * p.pw > kMax || p.kh * p.kw > kMax || p.sw * 16 > kMax) return {};
   g.blocks = (g.ow + 15) / 16;
   // The masks grow with blocks x kernel width, not with the output: a wide row under a wide
   // kernel (a hostile model's) is left to ATen rather than allocated here.
@@ -296,22 +308,9 @@ at::Tensor run_blocked(const at::Tensor& x, const Pool2d& p, bool is_max, bool i
   if (x.scalar_type() != at::kFloat || x.dim() != 5 || x.size(4) != 16 || !x.is_contiguous() ||
       x.numel() == 0)
     return {};
-  if (p.kh < 1 || p.kw < 1 || p.sh < 1 || p.sw < 1 || p.ph < 0 || p.pw < 0 || 2 * p.ph > p.kh ||
-      2 * p.pw > p.kw)
-    return {};
-  Geometry g{x.size(2),
-             x.size(3),
-             out_size(x.size(2), p.kh, p.ph, p.sh, p.ceil_mode),
-             out_size(x.size(3), p.kw, p.pw, p.sw, p.ceil_mode),
-             0,
-             p,
-             is_max,
-             include_pad,
-             {},
-             {},
-             {},
-             {}};
-  if (g.oh < 1 || g.ow < 1) return {};
+  auto geometry = window_geometry(x.size(2), x.size(3), p, is_max, include_pad);
+  if (!geometry) return {};
+  const Geometry& g = *geometry;
   at::Tensor y = at::empty({x.size(0), x.size(1), g.oh, g.ow, 16}, x.options());
   const float* px = x.data_ptr<float>();
   float* py = y.data_ptr<float>();
