@@ -381,28 +381,21 @@ bool probe_matches_aten(bool blocked) {
 }
 #endif
 
-at::Tensor pool(const at::Tensor& x, const Pool2d& p, bool is_max, bool include_pad) {
+// Either kernel (`blocked`: the blocked one), behind its own probe, run at its first use.
+at::Tensor pool(const at::Tensor& x, const Pool2d& p, bool is_max, bool include_pad, bool blocked) {
 #if TONNX_POOL_AVX512
-  static const bool ok = probe_matches_aten(false);
-  if (!ok) return {};
-  at::Tensor y = run(x, p, is_max, include_pad);
-  if (y.defined()) g_runs.fetch_add(1, std::memory_order_relaxed);
+  if (blocked) {
+    static const bool ok = probe_matches_aten(true);
+    if (!ok) return {};
+  } else {
+    static const bool ok = probe_matches_aten(false);
+    if (!ok) return {};
+  }
+  at::Tensor y = blocked ? run_blocked(x, p, is_max, include_pad) : run(x, p, is_max, include_pad);
+  if (y.defined()) (blocked ? g_blocked_runs : g_runs).fetch_add(1, std::memory_order_relaxed);
   return y;
 #else
-  (void)x, (void)p, (void)is_max, (void)include_pad;
-  return {};
-#endif
-}
-
-at::Tensor pool_blocked(const at::Tensor& xb, const Pool2d& p, bool is_max, bool include_pad) {
-#if TONNX_POOL_AVX512
-  static const bool ok = probe_matches_aten(true);
-  if (!ok) return {};
-  at::Tensor y = run_blocked(xb, p, is_max, include_pad);
-  if (y.defined()) g_blocked_runs.fetch_add(1, std::memory_order_relaxed);
-  return y;
-#else
-  (void)xb, (void)p, (void)is_max, (void)include_pad;
+  (void)x, (void)p, (void)is_max, (void)include_pad, (void)blocked;
   return {};
 #endif
 }
@@ -410,21 +403,21 @@ at::Tensor pool_blocked(const at::Tensor& xb, const Pool2d& p, bool is_max, bool
 }  // namespace
 
 at::Tensor max_pool2d_blocked_exact(const at::Tensor& xb, const Pool2d& p) {
-  return pool_blocked(xb, p, true, false);
+  return pool(xb, p, true, false, true);
 }
 
 at::Tensor avg_pool2d_blocked_exact(const at::Tensor& xb, const Pool2d& p, bool count_include_pad) {
-  return pool_blocked(xb, p, false, count_include_pad);
+  return pool(xb, p, false, count_include_pad, true);
 }
 
 uint64_t blocked_pool_runs() { return g_blocked_runs.load(); }
 
 at::Tensor max_pool2d_exact(const at::Tensor& x, const Pool2d& p) {
-  return pool(x, p, true, false);
+  return pool(x, p, true, false, false);
 }
 
 at::Tensor avg_pool2d_exact(const at::Tensor& x, const Pool2d& p, bool count_include_pad) {
-  return pool(x, p, false, count_include_pad);
+  return pool(x, p, false, count_include_pad, false);
 }
 
 uint64_t exact_pool_runs() { return g_runs.load(); }
