@@ -8,6 +8,7 @@
 #include <limits>
 #include <thread>
 
+#include "backend/kernels/gemm.h"
 #include "backend/onednn.h"
 #include "tonnx/backend.h"
 #include "tonnx/compare.h"
@@ -329,3 +330,71 @@ TEST(LayerNormFast, StatisticsBroadcastAndEdgeCases) {
   at::Tensor empty = layer_norm_rep(scale, bias, -1, false).run({torch::randn({0, 8})})[0];
   EXPECT_EQ(empty.sizes(), (std::vector<int64_t>{0, 8}));
 }
+
+namespace {
+// MatMul of two run-time batches: at two threads a batch of small products runs one product
+// per task (attention's Q K^T, K read through a Transpose, and P V), which must be
+// at::matmul's one-thread result bit for bit; broadcast batches, larger products, bmm's
+// naive sizes, integers and empty batches stay on at::matmul.
+TEST(BatchedMatMul, OverTheThreadsIsAtenMatmulBitForBit) {
+  struct Case {
+    std::vector<int64_t> a, b;
+    bool transpose_b;  // B given as [..., n, k] and transposed by a Transpose node
+    bool split;        // expected to run over the threads
+  };
+  const std::vector<Case> cases = {
+      {{1, 12, 128, 64}, {1, 12, 128, 64}, true, true},    // attention's Q K^T
+      {{1, 12, 128, 128}, {1, 12, 128, 64}, false, true},  // P V
+      {{4, 33, 17}, {4, 17, 9}, false, true},
+      {{2, 3, 5, 7}, {2, 3, 7, 4}, false, false},    // 140 multiply-adds: bmm's naive loops
+      {{1, 3, 8, 8}, {2, 3, 8, 8}, false, false},    // batch dims broadcast
+      {{2, 256, 256}, {2, 256, 256}, false, false},  // 16M multiply-adds each
+      {{0, 16, 16}, {0, 16, 16}, false, false},
+  };
+  int prev = at::get_num_threads();
+  for (const Case& c : cases) {
+    G b;
+    ir::Value* lhs = b.in("a");
+    ir::Value* rhs = b.in("b");
+    if (c.transpose_b) {
+      ir::Ints perm(c.b.size());
+      for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int64_t>(i);
+      std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+      rhs = b.op("Transpose", {rhs}, {{"perm", ir::AttrValue(perm)}});
+    }
+    b.out(b.op("MatMul", {lhs, rhs}), "y");
+    Rep rep = prepare(b, true);
+    at::Tensor x = torch::randn(c.a), y = torch::randn(c.b);
+    if (x.numel() > 3) {
+      x.view(-1)[1] = std::nanf("");
+      x.view(-1)[2] = std::numeric_limits<float>::infinity();
+    }
+    at::Tensor rhs_t = c.transpose_b ? y.transpose(-1, -2) : y;
+    for (int threads : {2, 1}) {
+      SCOPED_TRACE(
+          c10::str(at::IntArrayRef(c.a), " x ", at::IntArrayRef(c.b), " threads ", threads));
+      at::set_num_threads(threads);
+      uint64_t before = tonnx::backend::batched_matmul_runs();
+      at::Tensor got = rep.run({x, y})[0];
+      // Split, each product runs single-threaded: LibTorch's one-thread result (its own
+      // two-thread GEMM sums 128 x 64 x 128 otherwise, by up to 3e-5).
+      if (c.split) at::set_num_threads(1);
+      at::Tensor want = at::matmul(x, rhs_t);
+      at::set_num_threads(threads);
+      ASSERT_EQ(got.sizes(), want.sizes());
+      EXPECT_TRUE(at::allclose(got, want, 0, 0, /*equal_nan=*/true));
+      EXPECT_EQ(tonnx::backend::batched_matmul_runs() - before, c.split && threads > 1 ? 1u : 0u);
+    }
+  }
+  // Integers stay on at::matmul.
+  G b;
+  b.out(b.op("MatMul", {b.in("a"), b.in("b")}), "y");
+  at::set_num_threads(2);
+  at::Tensor ia = torch::randint(-9, 9, {3, 20, 30}, torch::kLong),
+             ib = torch::randint(-9, 9, {3, 30, 20}, torch::kLong);
+  uint64_t before = tonnx::backend::batched_matmul_runs();
+  EXPECT_TRUE(at::equal(prepare(b, true).run({ia, ib})[0], at::matmul(ia, ib)));
+  EXPECT_EQ(tonnx::backend::batched_matmul_runs(), before);
+  at::set_num_threads(prev);
+}
+}  // namespace

@@ -1,11 +1,17 @@
 // Gemm, MatMul and the fused ai.tonnx::FusedGemm: on oneDNN's matmul where B is an
 // initializer (PrepareOptions::onednn_gemm), else on LibTorch (OpenBLAS).
+#include <ATen/Parallel.h>
+
+#include <atomic>
+
 #include "backend/kernels/fused_activation.h"
+#include "backend/kernels/gemm.h"
 #include "backend/kernels/kernel.h"
 #include "backend/onednn.h"
 
 namespace tonnx::backend {
 namespace {
+std::atomic<uint64_t> g_batched_runs{0};
 
 // alpha * a @ b + beta * c (c broadcast to the result, or undefined). A single row times a
 // large matrix runs as a matrix-vector product: OpenBLAS's GEMM is 2-10x slower than its
@@ -120,6 +126,41 @@ TONNX_KERNEL_DOMAIN(
       };
     });
 
+// A batch of small products (attention's Q K^T and P V: 12 heads of 128 x 64 x 128) over the
+// threads, one matrix product each, where at::matmul would run them one after the other
+// (ATen 1.13's bmm without MKL loops over the batch, and OpenBLAS's GEMM gains little from a
+// second thread on such sizes). Each is the call bmm makes for its matrix (addmm on the same
+// slices), so the same sums; OpenBLAS runs single-threaded inside the parallel region.
+// Undefined where it does not apply: one thread, other dtypes or ranks, batch dims that
+// broadcast, larger matrices, or sizes where bmm takes its own naive loops.
+at::Tensor batched_over_threads(const at::Tensor& a, const at::Tensor& b) {
+  const int64_t d = a.dim();
+  if (d < 3 || b.dim() != d || a.scalar_type() != at::kFloat || b.scalar_type() != at::kFloat ||
+      at::get_num_threads() < 2 || at::in_parallel_region() || at::hasMKL())
+    return {};
+  if (a.sizes().slice(0, d - 2) != b.sizes().slice(0, d - 2) || a.size(-1) != b.size(-2)) return {};
+  const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
+  const int64_t batch = a.numel() / std::max<int64_t>(m * k, 1);
+  // bmm's own loops below 400 multiply-adds; a product of more than 4M runs well threaded alone
+  if (batch < 2 || m * k * n < 400 || m * k * n > (int64_t{1} << 22) || a.numel() == 0 ||
+      b.numel() == 0)
+    return {};
+  at::Tensor a3 = a.reshape({batch, m, k}), b3 = b.reshape({batch, k, n});
+  g_batched_runs.fetch_add(1, std::memory_order_relaxed);
+  at::Tensor y = at::empty({batch, m, n}, a.options());
+  const bool inference = c10::InferenceMode::is_enabled();  // thread-local: carried over
+  at::parallel_for(0, batch, 1, [&](int64_t begin, int64_t end) {
+    c10::InferenceMode guard(inference);
+    for (int64_t i = begin; i < end; ++i) {
+      at::Tensor r = y.select(0, i);
+      at::mm_out(r, a3.select(0, i), b3.select(0, i));
+    }
+  });
+  std::vector<int64_t> shape(a.sizes().begin(), a.sizes().end() - 1);
+  shape.push_back(n);
+  return y.view(shape);
+}
+
 // MatMul; with B an initializer matrix, A's rows (all leading axes) times B on oneDNN.
 TONNX_KERNEL("MatMul", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   auto dnn = make_onednn_matmul(s, false);
@@ -130,9 +171,13 @@ TONNX_KERNEL("MatMul", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
           over_rows(a, dnn->cols(), [&](const at::Tensor& rows) { return dnn->run(rows, {}); });
       if (y.defined()) return {y};
     }
-    return {at::matmul(a, in.at(1))};
+    at::Tensor y = batched_over_threads(a, in.at(1));
+    return {y.defined() ? y : at::matmul(a, in.at(1))};
   };
 });
 
 }  // namespace
+
+uint64_t batched_matmul_runs() { return g_batched_runs.load(); }
+
 }  // namespace tonnx::backend
