@@ -1,6 +1,9 @@
 // Gemm, MatMul and the fused ai.tonnx::FusedGemm: on oneDNN's matmul where B is an
 // initializer (PrepareOptions::onednn_gemm), else on LibTorch (OpenBLAS).
 #include <ATen/Parallel.h>
+#include <ATen/ThreadLocalState.h>
+
+#include <dlfcn.h>
 
 #include <atomic>
 
@@ -130,27 +133,52 @@ TONNX_KERNEL_DOMAIN(
 // threads, one matrix product each, where at::matmul would run them one after the other
 // (ATen 1.13's bmm without MKL loops over the batch, and OpenBLAS's GEMM gains little from a
 // second thread on such sizes). Each is the call bmm makes for its matrix (addmm on the same
-// slices), so the same sums; OpenBLAS runs single-threaded inside the parallel region.
-// Undefined where it does not apply: one thread, other dtypes or ranks, batch dims that
-// broadcast, larger matrices, or sizes where bmm takes its own naive loops.
+// slices: at::matmul reshapes both operands as here, expand to the same sizes keeping their
+// strides), so the same sums; with the OpenMP build of OpenBLAS (Debian's libopenblas0-openmp,
+// which scripts/setup.sh installs) each runs single-threaded inside the parallel region, so
+// the result is LibTorch's one-thread one. Undefined where it does not apply: one thread, a
+// build without OpenMP (at::parallel_for would run the products one by one on a threaded
+// BLAS), another BLAS, other dtypes or ranks, batch dims that broadcast, larger matrices, or
+// sizes where bmm takes its own naive loops.
+// Whether LibTorch's BLAS is OpenBLAS built with OpenMP (openblas_get_parallel() == 2), which
+// runs single-threaded inside an OpenMP parallel region; looked up at run time, as LibTorch
+// may be linked with another BLAS.
+bool blas_is_openmp_openblas() {
+  static const bool yes = [] {
+    auto* f = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_parallel"));
+    return f && f() == 2;
+  }();
+  return yes;
+}
+
+bool openmp_build() {
+#ifdef _OPENMP
+  return true;
+#else
+  return false;
+#endif
+}
+
 at::Tensor batched_over_threads(const at::Tensor& a, const at::Tensor& b) {
+  if (!openmp_build() || !blas_is_openmp_openblas()) return {};
   const int64_t d = a.dim();
   if (d < 3 || b.dim() != d || a.scalar_type() != at::kFloat || b.scalar_type() != at::kFloat ||
       at::get_num_threads() < 2 || at::in_parallel_region() || at::hasMKL())
     return {};
   if (a.sizes().slice(0, d - 2) != b.sizes().slice(0, d - 2) || a.size(-1) != b.size(-2)) return {};
   const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
-  const int64_t batch = a.numel() / std::max<int64_t>(m * k, 1);
+  if (a.numel() == 0 || b.numel() == 0) return {};
+  int64_t mk = 0, mkn = 0;
+  if (__builtin_mul_overflow(m, k, &mk) || __builtin_mul_overflow(mk, n, &mkn)) return {};
+  const int64_t batch = a.numel() / mk;
   // bmm's own loops below 400 multiply-adds; a product of more than 4M runs well threaded alone
-  if (batch < 2 || m * k * n < 400 || m * k * n > (int64_t{1} << 22) || a.numel() == 0 ||
-      b.numel() == 0)
-    return {};
+  if (batch < 2 || mkn < 400 || mkn > (int64_t{1} << 22)) return {};
   at::Tensor a3 = a.reshape({batch, m, k}), b3 = b.reshape({batch, k, n});
   g_batched_runs.fetch_add(1, std::memory_order_relaxed);
   at::Tensor y = at::empty({batch, m, n}, a.options());
-  const bool inference = c10::InferenceMode::is_enabled();  // thread-local: carried over
+  const at::ThreadLocalState state;  // InferenceMode and the rest, for the worker threads
   at::parallel_for(0, batch, 1, [&](int64_t begin, int64_t end) {
-    c10::InferenceMode guard(inference);
+    at::ThreadLocalStateGuard guard(state);
     for (int64_t i = begin; i < end; ++i) {
       at::Tensor r = y.select(0, i);
       at::mm_out(r, a3.select(0, i), b3.select(0, i));
@@ -179,5 +207,6 @@ TONNX_KERNEL("MatMul", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
 }  // namespace
 
 uint64_t batched_matmul_runs() { return g_batched_runs.load(); }
+bool batched_matmul_available() { return openmp_build() && blas_is_openmp_openblas(); }
 
 }  // namespace tonnx::backend
