@@ -79,7 +79,6 @@ nn::Conv2d conv(int64_t in, int64_t out, int64_t k, int64_t stride = 1, int64_t 
 }
 
 struct BasicBlockImpl : nn::Module {
-  static constexpr int64_t expansion = 1;
   BasicBlockImpl(int64_t inplanes, int64_t planes, int64_t stride, nn::Sequential downsample_)
       : conv1(register_module("conv1", conv(inplanes, planes, 3, stride, 1))),
         bn1(register_module("bn1", nn::BatchNorm2d(planes))),
