@@ -65,14 +65,19 @@ bool bias_row(const at::Tensor& c, int64_t n) {
          (c.dim() == 2 && c.size(0) == 1 && c.size(1) == n);
 }
 
+// The sizes of a product of A [..., K]: A's with the last one replaced by n.
+std::vector<int64_t> last_dim_as(const at::Tensor& a, int64_t n) {
+  std::vector<int64_t> shape(a.sizes().begin(), a.sizes().end() - 1);
+  shape.push_back(n);
+  return shape;
+}
+
 // A [..., K] times a K x n matrix by `mm` on A's leading axes flattened into rows:
 // [..., n]; undefined where `mm` gives an undefined result (then ATen runs the node).
 template <class MatrixProduct>
 at::Tensor over_rows(const at::Tensor& a, int64_t n, MatrixProduct mm) {
-  std::vector<int64_t> shape(a.sizes().begin(), a.sizes().end() - 1);
-  shape.push_back(n);
   at::Tensor y = mm(a.reshape({-1, a.size(-1)}));
-  return y.defined() ? y.view(shape) : y;
+  return y.defined() ? y.view(last_dim_as(a, n)) : y;
 }
 
 // A Gemm (alpha 1, A not transposed) on oneDNN; undefined where the call does not fit.
@@ -129,6 +134,25 @@ TONNX_KERNEL_DOMAIN(
       };
     });
 
+}  // namespace
+
+bool batched_matmul_available() {
+#ifdef _OPENMP
+  // LibTorch's BLAS must be OpenBLAS built with OpenMP (openblas_get_parallel() == 2), which
+  // runs single-threaded inside an OpenMP parallel region; looked up at run time, as LibTorch
+  // may be linked with another BLAS.
+  static const bool yes = [] {
+    auto* f = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_parallel"));
+    return f && f() == 2;
+  }();
+  return yes;
+#else
+  return false;
+#endif
+}
+
+namespace {
+
 // A batch of small products (attention's Q K^T and P V: 12 heads of 128 x 64 x 128) over the
 // threads, one matrix product each, where at::matmul would run them one after the other
 // (ATen 1.13's bmm without MKL loops over the batch, and OpenBLAS's GEMM gains little from a
@@ -140,27 +164,8 @@ TONNX_KERNEL_DOMAIN(
 // build without OpenMP (at::parallel_for would run the products one by one on a threaded
 // BLAS), another BLAS, other dtypes or ranks, batch dims that broadcast, larger matrices, or
 // sizes where bmm takes its own naive loops.
-// Whether LibTorch's BLAS is OpenBLAS built with OpenMP (openblas_get_parallel() == 2), which
-// runs single-threaded inside an OpenMP parallel region; looked up at run time, as LibTorch
-// may be linked with another BLAS.
-bool blas_is_openmp_openblas() {
-  static const bool yes = [] {
-    auto* f = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_parallel"));
-    return f && f() == 2;
-  }();
-  return yes;
-}
-
-bool openmp_build() {
-#ifdef _OPENMP
-  return true;
-#else
-  return false;
-#endif
-}
-
 at::Tensor batched_over_threads(const at::Tensor& a, const at::Tensor& b) {
-  if (!openmp_build() || !blas_is_openmp_openblas()) return {};
+  if (!batched_matmul_available()) return {};
   const int64_t d = a.dim();
   if (d < 3 || b.dim() != d || a.scalar_type() != at::kFloat || b.scalar_type() != at::kFloat ||
       at::get_num_threads() < 2 || at::in_parallel_region() || at::hasMKL())
@@ -184,9 +189,7 @@ at::Tensor batched_over_threads(const at::Tensor& a, const at::Tensor& b) {
       at::mm_out(r, a3.select(0, i), b3.select(0, i));
     }
   });
-  std::vector<int64_t> shape(a.sizes().begin(), a.sizes().end() - 1);
-  shape.push_back(n);
-  return y.view(shape);
+  return y.view(last_dim_as(a, n));
 }
 
 // MatMul; with B an initializer matrix, A's rows (all leading axes) times B on oneDNN.
@@ -207,6 +210,5 @@ TONNX_KERNEL("MatMul", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
 }  // namespace
 
 uint64_t batched_matmul_runs() { return g_batched_runs.load(); }
-bool batched_matmul_available() { return openmp_build() && blas_is_openmp_openblas(); }
 
 }  // namespace tonnx::backend
