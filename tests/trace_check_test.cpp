@@ -168,14 +168,25 @@ TEST(TraceCheck, SecondTraceChangesNoState) {
 TEST(TraceCheck, ForwardThatReadsNoValuesIsTracedOnce) {
   // Nothing in it reads a value on the host, so its ops cannot depend on the values: WARN
   // runs forward once, as torch.onnx does; STRICT checks anyway.
+  // (Without eager_outputs: they would run forward once more on the values, outside a trace.)
   Counted m;
-  ExportSummary s = export_model(m, {positive()}, test::temp_dir("trace_check") + "/once.onnx");
+  ExportOptions shapes;
+  shapes.eager_outputs = false;
+  ExportSummary s =
+      export_model(m, {positive()}, test::temp_dir("trace_check") + "/once.onnx", shapes);
+  EXPECT_TRUE(s.traced_shapes_only);
   EXPECT_EQ(m->forwards, 1);
   EXPECT_TRUE(s.warnings.empty());
-  ExportOptions o;
+  ExportOptions values = shapes;
+  values.shapes_only_trace = false;
+  s = export_model(m, {positive()}, test::temp_dir("trace_check") + "/values.onnx", values);
+  EXPECT_FALSE(s.traced_shapes_only);
+  EXPECT_EQ(m->forwards, 2);
+  EXPECT_TRUE(s.warnings.empty());
+  ExportOptions o = shapes;
   o.trace_check = TraceCheck::STRICT;
   export_model(m, {positive()}, test::temp_dir("trace_check") + "/twice.onnx", o);
-  EXPECT_EQ(m->forwards, 3);
+  EXPECT_EQ(m->forwards, 4);
 }
 
 TEST(TraceCheck, ShapeMadeFromValuesIsChecked) {

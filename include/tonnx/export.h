@@ -76,6 +76,19 @@ struct ExportOptions {
   // name would export static sizes without a word), or with this set, a warning in
   // ExportSummary::warnings and the name is ignored, as torch.onnx 1.13 does.
   bool ignore_unknown_dynamic_axes = false;
+  // Trace on meta tensors first: sizes and dtypes, no values, so that forward computes nothing
+  // and the export takes a fraction of the time and memory of running the model. The graph is
+  // the one a trace on the example values records. tonnx traces on the values instead when
+  // the model needs them or a meta trace could differ: an op without a meta kernel, item() or
+  // a bool of a tensor, data_ptr<T>() or an accessor, inputs or parameters that are not
+  // dense CPU tensors or share memory, TraceCheck::STRICT, tonnx::verify. Caveats: forward
+  // runs twice when it falls back, and the untyped data_ptr() of a meta tensor is null. See
+  // docs/export_speed.md.
+  bool shapes_only_trace = true;
+  // Fill ExportSummary::eager_outputs. After a shapes-only trace that runs forward once more
+  // on the example inputs; without it, eager_outputs is empty then (`tonnx export` sets it
+  // false).
+  bool eager_outputs = true;
 };
 
 // Marks `axes` of `name` dynamic with generated names (name_dynamic_axes_K), like the
@@ -111,6 +124,11 @@ struct ExportSummary {
   std::vector<int64_t> input_positions;
   // What the export warned about (also printed to stderr): a trace that depends on values.
   std::vector<std::string> warnings;
+  // How the model was traced: on meta tensors (ExportOptions::shapes_only_trace), or on the
+  // example values, and then why not shapes only when that was asked for (the first line of
+  // the reason: an op without a meta kernel, a read of values, ...).
+  bool traced_shapes_only = false;
+  std::string traced_on_values_because;
   // The example inputs the exported model takes, in its order.
   std::vector<torch::Tensor> graph_inputs(const std::vector<torch::Tensor>& example) const;
   std::string str() const;  // a short human-readable report

@@ -221,6 +221,9 @@ options:
                                default only a forward that reads values (item(), nonzero, ...)
                                is traced again, and a difference is a warning
   --no-trace-check             trace once only, even when forward reads values
+  --trace-on-values            trace on the example values from the start (default: on meta
+                               tensors, sizes and dtypes only, so that forward computes
+                               nothing; on values when the model needs them)
   --timing                     print each stage's time and the resident memory (stderr)
   --quiet                      no progress line (shown on a terminal: the stage, and the
                                bytes written with their rate)
@@ -261,6 +264,9 @@ ExportOptions export_options(const Args& a) {
     throw UsageError("--strict-trace and --no-trace-check exclude each other");
   if (a.has("--strict-trace")) opt.trace_check = TraceCheck::STRICT;
   if (a.has("--no-trace-check")) opt.trace_check = TraceCheck::OFF;
+  opt.shapes_only_trace = !a.has("--trace-on-values");
+  // LibTorch's outputs only for --test-data: after a shapes-only trace they cost a forward.
+  opt.eager_outputs = a.has("--test-data");
   c10::set_default_dtype(caffe2::TypeMeta::Make<float>());  // (one process runs many commands)
   if (auto v = a.get("--default-dtype")) {
     // The process's default dtype, as torch.set_default_dtype in Python: the run that gives
@@ -285,6 +291,15 @@ ExportOptions export_options(const Args& a) {
       throw UsageError("--external-data-threshold " + *v + " is negative; give a byte count");
   }
   return opt;
+}
+
+// --timing: how the trace ran (ExportOptions::shapes_only_trace).
+static void print_trace_kind(const ExportSummary& s) {
+  if (s.traced_shapes_only)
+    std::cerr << "tonnx timing: traced on meta tensors (shapes only)\n";
+  else if (!s.traced_on_values_because.empty())
+    std::cerr << "tonnx timing: traced on values, not shapes only: " << s.traced_on_values_because
+              << "\n";
 }
 
 void write_export_test_data(const std::string& dir, const std::vector<at::Tensor>& inputs,
@@ -314,15 +329,16 @@ int cmd_export(const std::vector<std::string>& argv) {
     std::cout << kExportHelp;
     return 0;
   }
-  Spec spec{{"-o", "--output", "--input-shape", "--input-names", "--output-names", "--opset",
-             "--seed", "--test-data", "--dynamic-axes", "--inputs", "--load-library",
-             "--external-data-threshold", "--default-dtype"},
-            {"--verbose", "--no-constant-folding", "--no-export-params",
-             "--keep-initializers-as-inputs", "--aten-fallback", "--training",
-             "--preserve-training-mode", "--no-external-data", "--timing", "--quiet",
-             "--strict-trace", "--no-trace-check", "--ignore-unknown-dynamic-axes"},
-            {},
-            {"--external-data"}};
+  Spec spec{
+      {"-o", "--output", "--input-shape", "--input-names", "--output-names", "--opset", "--seed",
+       "--test-data", "--dynamic-axes", "--inputs", "--load-library", "--external-data-threshold",
+       "--default-dtype"},
+      {"--verbose", "--no-constant-folding", "--no-export-params", "--keep-initializers-as-inputs",
+       "--aten-fallback", "--training", "--preserve-training-mode", "--no-external-data",
+       "--timing", "--quiet", "--strict-trace", "--no-trace-check", "--ignore-unknown-dynamic-axes",
+       "--trace-on-values"},
+      {},
+      {"--external-data"}};
   Args a = parse_args(argv, spec);
   if (a.positional.size() != 1)
     throw UsageError("expected one MODEL name, got " + std::to_string(a.positional.size()));
@@ -372,6 +388,7 @@ int cmd_export(const std::vector<std::string>& argv) {
   malloc_trim(0);
   std::vector<torch::Tensor> inputs = entry.inputs(shapes, seed);
   ExportSummary s = export_traceable(model, inputs, *out, opt);
+  if (a.has("--timing")) print_trace_kind(s);
   if (auto dir = a.get("--test-data")) write_export_test_data(*dir, inputs, s);
   std::cout << s.str();
   return 0;

@@ -10,13 +10,14 @@
 namespace tonnx {
 namespace {
 
+// eager_outputs: whether the caller hands ExportSummary::eager_outputs to the user.
 detail::Exported run_export(const Traceable& model, const std::vector<torch::Tensor>& args,
-                            const ExportOptions& o) {
+                            const ExportOptions& o, bool eager_outputs) {
   detail::validate_options(o);
   detail::StageTimer timer;
   timer.lap("start");
-  detail::TraceResult tr =
-      detail::trace(model, args, o.training, o.dynamic_axes, o.input_names, o.trace_check);
+  detail::TraceResult tr = detail::trace(model, args, o.training, o.dynamic_axes, o.input_names,
+                                         o.trace_check, o.shapes_only_trace, eager_outputs);
   // The traced forward frees what it computed: give the heap back before the weights are
   // written (glibc keeps freed memory below the mmap threshold otherwise).
   malloc_trim(0);
@@ -28,14 +29,15 @@ detail::Exported run_export(const Traceable& model, const std::vector<torch::Ten
 
 ir::Model export_to_model(const Traceable& model, const std::vector<torch::Tensor>& args,
                           const ExportOptions& options) {
-  ir::Model m = run_export(model, args, options).model;
+  ir::Model m = run_export(model, args, options, false).model;
   passes::materialize_initializers(*m.graph);
   return m;
 }
 
 ExportSummary export_traceable(const Traceable& model, const std::vector<torch::Tensor>& args,
                                const std::string& path, const ExportOptions& options) {
-  return detail::export_to_path(path, options, [&] { return run_export(model, args, options); });
+  return detail::export_to_path(
+      path, options, [&] { return run_export(model, args, options, options.eager_outputs); });
 }
 
 }  // namespace tonnx

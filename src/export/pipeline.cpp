@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <chrono>
@@ -240,6 +241,8 @@ Exported finish_export(TraceResult tr, const ExportOptions& o) {
   if (recording) record_references(*recording, tr, converter.top_level_values());
   for (const auto& t : tr.eager_outputs) add_flat(t, ex.eager_outputs);
   ex.warnings = tr.warnings;
+  ex.traced_shapes_only = tr.shapes_only;
+  ex.traced_on_values_because = tr.on_values_because;
   for (const std::string& w : converter.warnings()) ex.warnings.push_back(w);
   timer.lap("convert");
   // An output whose rank varies with the input sizes (a squeeze of a dim whose size varies) has
@@ -357,9 +360,14 @@ ExportSummary write_exported(Exported ex, const std::string& path, const ExportO
   s.file_bytes = static_cast<int64_t>(saved.model_bytes);
   s.external_data_path = saved.data_path;
   s.external_data_bytes = static_cast<int64_t>(saved.data_bytes);
-  s.eager_outputs = std::move(ex.eager_outputs);
+  // A shapes-only trace's outputs are meta tensors, kept for their ranks: no values to give.
+  bool values = std::all_of(ex.eager_outputs.begin(), ex.eager_outputs.end(),
+                            [](const at::Tensor& t) { return !t.defined() || !t.is_meta(); });
+  if (values) s.eager_outputs = std::move(ex.eager_outputs);
   s.input_positions = std::move(ex.input_positions);
   s.warnings = std::move(ex.warnings);
+  s.traced_shapes_only = ex.traced_shapes_only;
+  s.traced_on_values_because = std::move(ex.traced_on_values_because);
   s.seconds =
       seconds_so_far + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return s;

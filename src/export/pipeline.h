@@ -28,6 +28,8 @@ struct Exported {
   std::vector<torch::Tensor> eager_outputs;
   std::vector<int64_t> input_positions;  // see ExportSummary::input_positions
   std::vector<std::string> warnings;     // see ExportSummary::warnings
+  bool traced_shapes_only = false;       // see ExportSummary
+  std::string traced_on_values_because;  // see ExportSummary
 };
 
 // tonnx::verify's hook: while a ReferenceRecorder is alive on this thread, finish_export runs

@@ -246,6 +246,51 @@ torch::Tensor grow(const torch::Tensor& t, int64_t axis, int64_t size) {
   }
   return torch::cat(parts, axis);
 }
+
+// The module in the training mode the export asks for, restored on destruction.
+class TrainingModeScope {
+ public:
+  TrainingModeScope(const Traceable& model, TrainingMode mode) {
+    if (!model.module || mode == TrainingMode::PRESERVE) return;
+    module_ = model.module.get();
+    was_training_ = module_->is_training();
+    module_->train(mode == TrainingMode::TRAINING);
+  }
+  ~TrainingModeScope() {
+    if (module_) module_->train(was_training_);
+  }
+  TrainingModeScope(const TrainingModeScope&) = delete;
+  TrainingModeScope& operator=(const TrainingModeScope&) = delete;
+
+ private:
+  torch::nn::Module* module_ = nullptr;
+  bool was_training_ = false;
+};
+
+// For the duration of a shapes-only trace, each parameter and buffer becomes a meta tensor of
+// its sizes, strides and dtype: its own TensorImpl changes in place, so that the module's
+// members, which share it, change too. Put back on destruction, also on error.
+class MetaParams {
+ public:
+  explicit MetaParams(const std::vector<TracedParam>& params) {
+    saved_.reserve(params.size());
+    for (const auto& p : params) {
+      c10::TensorImpl* impl = p.tensor.unsafeGetTensorImpl();
+      at::Tensor meta = at::empty_strided(p.tensor.sizes(), p.tensor.strides(),
+                                          p.tensor.options().device(at::kMeta));
+      saved_.emplace_back(impl, impl->shallow_copy_and_detach(impl->version_counter(), true));
+      impl->shallow_copy_from(meta.getIntrusivePtr());
+    }
+  }
+  ~MetaParams() {
+    for (auto& [impl, saved] : saved_) impl->shallow_copy_from(saved);
+  }
+  MetaParams(const MetaParams&) = delete;
+  MetaParams& operator=(const MetaParams&) = delete;
+
+ private:
+  std::vector<std::pair<c10::TensorImpl*, c10::intrusive_ptr<c10::TensorImpl>>> saved_;
+};
 }  // namespace
 
 std::vector<DynamicDim> dynamic_dims(
@@ -293,12 +338,119 @@ std::vector<torch::Tensor> grown_inputs(const std::vector<torch::Tensor>& args,
   return grown;
 }
 
+namespace {
+
+// Whether a trace on meta tensors can stand for one on these inputs and this module's
+// parameters: dense CPU tensors, no two of them sharing memory (a meta tensor shares nothing,
+// so a write through one would no longer show through the other).
+bool shapes_only_possible(const Traceable& model, const std::vector<torch::Tensor>& args) {
+  std::vector<at::Tensor> all = args;
+  if (model.module)
+    for (const auto& p : state_dict(*model.module)) all.push_back(p.tensor);
+  std::set<const void*> storages;
+  for (const at::Tensor& t : all) {
+    if (!t.defined() || !t.device().is_cpu() || t.layout() != at::kStrided || t.is_quantized() ||
+        t.is_neg() || t.is_conj() || !t.has_storage())
+      return false;
+    if (!storages.insert(t.storage().unsafeGetStorageImpl()).second) return false;
+  }
+  return true;
+}
+
+// Whether a shapes-only trace's graph is the graph a trace on values gives: no tensor
+// constant that is a meta tensor (its values are unknown), and no op that takes strides, which
+// a meta kernel may lay out otherwise than the CPU kernel.
+bool stands_for_values(const jit::Block& block) {
+  static const std::set<c10::Symbol> strided = {
+      c10::Symbol::fromQualString("aten::as_strided"),
+      c10::Symbol::fromQualString("aten::as_strided_"),
+      c10::Symbol::fromQualString("aten::as_strided_scatter"),
+      c10::Symbol::fromQualString("aten::empty_strided"),
+      c10::Symbol::fromQualString("aten::new_empty_strided")};
+  for (const jit::Node* n : block.nodes()) {
+    if (strided.count(n->kind())) return false;
+    if (n->kind() == c10::prim::Constant && n->output()->type()->cast<c10::TensorType>()) {
+      c10::optional<c10::IValue> v = jit::toIValue(n->output());
+      if (!v || !v->isTensor() || v->toTensor().is_meta()) return false;
+    }
+    for (const jit::Block* b : n->blocks())
+      if (!stands_for_values(*b)) return false;
+  }
+  return true;
+}
+
+// What forward returns on the example inputs, run as the trace would run it (training mode,
+// no autograd), outside any trace.
+std::vector<torch::Tensor> run_forward(const Traceable& model,
+                                       const std::vector<torch::Tensor>& args, TrainingMode mode) {
+  TrainingModeScope training(model, mode);
+  torch::NoGradGuard no_grad;
+  HugePageScope huge_pages;
+  return model.forward(args);
+}
+
+// The shapes-only trace: the graph, or nothing when the export must trace on values (an op
+// without a meta kernel, a read of values, a graph that may not stand for one on values),
+// and then `why`.
+std::optional<TraceResult> trace_shapes_only(
+    const Traceable& model, const std::vector<torch::Tensor>& args, TrainingMode mode,
+    const std::map<std::string, std::map<int64_t, std::string>>& dynamic_axes,
+    const std::vector<std::string>& input_names, bool eager_outputs, std::string& why) {
+  if (!shapes_only_possible(model, args)) {
+    why = "an input or parameter is not a dense CPU tensor, or two share memory";
+    return std::nullopt;
+  }
+  try {
+    auto once = [&](const std::vector<torch::Tensor>& in) -> std::optional<TraceResult> {
+      TraceResult r = trace_once(model, in, mode, /*shapes_only=*/true);
+      if (!r.value_reads.empty())
+        why = "forward reads values (" + r.value_reads[0] + ")";
+      else if (!stands_for_values(*r.graph->block()))
+        why = "the graph has a meta constant or an op that takes strides";
+      else
+        return r;
+      return std::nullopt;
+    };
+    std::optional<TraceResult> a = once(args);
+    if (!a) return std::nullopt;
+    std::vector<DynamicDim> dims = dynamic_dims(args, dynamic_axes, input_names);
+    if (!dims.empty()) {
+      std::optional<TraceResult> b = once(grown_inputs(args, dims, &DynamicDim::size_b));
+      std::optional<TraceResult> c = once(grown_inputs(args, dims, &DynamicDim::size_c));
+      if (!b || !c) return std::nullopt;
+      generalize_sizes(*a, *b, *c, dims);
+    }
+    // The outputs of a shapes-only trace are meta tensors; the pipeline keeps them for their
+    // ranks and hands none to the user.
+    if (eager_outputs) a->eager_outputs = run_forward(model, args, mode);
+    return a;
+  } catch (const std::exception& e) {
+    // The trace on values says what went wrong, if anything does.
+    why = e.what();
+    const std::string prefix = "tracing the model failed: ";
+    if (why.compare(0, prefix.size(), prefix) == 0) why.erase(0, prefix.size());
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
 TraceResult trace(const Traceable& model, const std::vector<torch::Tensor>& args, TrainingMode mode,
                   const std::map<std::string, std::map<int64_t, std::string>>& dynamic_axes,
-                  const std::vector<std::string>& input_names, TraceCheck check) {
+                  const std::vector<std::string>& input_names, TraceCheck check, bool shapes_only,
+                  bool eager_outputs) {
+  // STRICT traces twice on values to catch raw reads no op records; verify (a recording)
+  // compares the graph with what LibTorch computed on the example values.
+  std::string why;
+  if (shapes_only && check != TraceCheck::STRICT && !active_recording()) {
+    if (std::optional<TraceResult> r =
+            trace_shapes_only(model, args, mode, dynamic_axes, input_names, eager_outputs, why))
+      return std::move(*r);
+  }
   std::optional<ModelState> before;
   if (check != TraceCheck::OFF) before.emplace(model);
   TraceResult a = trace_once(model, args, mode);
+  a.on_values_because = why.substr(0, why.find('\n'));
   if (check == TraceCheck::WARN && a.value_reads.empty()) check = TraceCheck::OFF;
   std::string warning = check_trace(a, model, args, mode, check, before ? &*before : nullptr);
   if (!warning.empty()) {
@@ -326,7 +478,7 @@ TraceResult trace(const Traceable& model, const std::vector<torch::Tensor>& args
 }
 
 TraceResult trace_once(const Traceable& model, const std::vector<torch::Tensor>& args,
-                       TrainingMode mode) {
+                       TrainingMode mode, bool shapes_only) {
   if (!model.forward) throw ExportError("the model to export has no forward function");
   for (size_t i = 0; i < args.size(); ++i)
     if (!args[i].defined())
@@ -334,24 +486,13 @@ TraceResult trace_once(const Traceable& model, const std::vector<torch::Tensor>&
 
   TraceResult result;
   result.num_user_inputs = args.size();
+  result.shapes_only = shapes_only;
   // tonnx::verify runs the graph again on these: copies, in case forward writes into its inputs.
   if (active_recording())
     for (const auto& a : args) result.example_inputs.push_back(a.clone());
   if (model.module) result.params = state_dict(*model.module);
 
-  // Training mode for the duration of the trace, restored afterwards.
-  struct ModeRestore {
-    torch::nn::Module* m = nullptr;
-    bool was_training = false;
-    ~ModeRestore() {
-      if (m) m->train(was_training);
-    }
-  } restore;
-  if (model.module && mode != TrainingMode::PRESERVE) {
-    restore.m = model.module.get();
-    restore.was_training = model.module->is_training();
-    model.module->train(mode == TrainingMode::TRAINING);
-  }
+  TrainingModeScope training(model, mode);
 
   ActiveTrace active;
   std::optional<SequentialWrapper> wrapper;
@@ -364,8 +505,16 @@ TraceResult trace_once(const Traceable& model, const std::vector<torch::Tensor>&
     ~ActiveGuard() { g_active = nullptr; }
   } active_guard(&active);
 
+  // A shapes-only trace: the parameters, buffers and inputs are meta tensors while it runs.
+  std::optional<MetaParams> meta_params;
+  if (shapes_only) {
+    register_meta_kernels();
+    meta_params.emplace(result.params);
+  }
   jit::Stack stack;
-  for (const auto& a : args) stack.emplace_back(a);
+  for (const auto& a : args)
+    stack.emplace_back(
+        shapes_only ? at::empty_strided(a.sizes(), a.strides(), a.options().device(at::kMeta)) : a);
   for (const auto& p : result.params) stack.emplace_back(p.tensor);
 
   const size_t n_user = args.size();

@@ -23,10 +23,21 @@ std::vector<TracedParam> state_dict(const torch::nn::Module& root);
 TraceResult trace(const Traceable& model, const std::vector<torch::Tensor>& args, TrainingMode mode,
                   const std::map<std::string, std::map<int64_t, std::string>>& dynamic_axes = {},
                   const std::vector<std::string>& input_names = {},
-                  TraceCheck check = TraceCheck::OFF);
-// One trace, as it is.
+                  TraceCheck check = TraceCheck::OFF, bool shapes_only = false,
+                  bool eager_outputs = true);
+// With shapes_only, trace() first traces on meta tensors (the parameters, buffers and inputs
+// stand in as meta tensors of their sizes and dtypes; the forward computes nothing) and uses
+// that graph unless the model needs values: an op without a meta kernel, a read of values
+// (item(), a bool of a tensor, data_ptr<T>()), inputs that are not dense CPU tensors or share
+// memory, a graph with a meta constant or an op that takes strides. Then it traces on values
+// as without. eager_outputs: after a shapes-only trace, run forward once more on the example
+// values for TraceResult::eager_outputs (else they are meta tensors).
+// Kernels for the meta dispatch key that LibTorch's C++ library lacks (meta_kernels.cpp):
+// registered once, on the first shapes-only trace.
+void register_meta_kernels();
+// One trace, as it is; on meta tensors with shapes_only.
 TraceResult trace_once(const Traceable& model, const std::vector<torch::Tensor>& args,
-                       TrainingMode mode);
+                       TrainingMode mode, bool shapes_only = false);
 // A module's buffers and the default random generator's state, to run forward again from the
 // same start (trace_check.cpp).
 class ModelState {

@@ -30,6 +30,9 @@ struct TraceResult {
   // them (item(), a bool of a tensor, nonzero, ...), first seen first: where a trace can come
   // to depend on the values (trace_check.cpp).
   std::vector<std::string> value_reads;
+  bool shapes_only = false;  // traced on meta tensors (trace.h)
+  // Why a shapes-only trace was tried and could not be used (the first line), if it was.
+  std::string on_values_because;
 };
 
 // The name a graph input gets when input_names does not name it: "input" when it is the only
