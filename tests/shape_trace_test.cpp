@@ -98,8 +98,8 @@ TEST_F(MetaKernels, ConvolutionRefusesWhatItDoesNotHandle) {
 }
 
 TEST_F(MetaKernels, BatchNormSizesAsTheCpuKernel) {
-  for (std::vector<int64_t> shape : std::vector<std::vector<int64_t>>{
-           {2, 3}, {2, 3, 5}, {1, 3, 4, 4}, {2, 3, 2, 3, 2}})
+  for (std::vector<int64_t> shape :
+       std::vector<std::vector<int64_t>>{{2, 3}, {2, 3, 5}, {1, 3, 4, 4}, {2, 3, 2, 3, 2}})
     for (bool training : {false, true})
       for (bool affine : {false, true}) {
         Tensor x = at::randn(shape), w = at::rand({3}), b = at::randn({3});
