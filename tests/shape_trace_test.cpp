@@ -93,6 +93,16 @@ TEST_F(MetaKernels, ConvolutionRefusesWhatItDoesNotHandle) {
   auto longs = at::TensorOptions().dtype(at::kLong).device(at::kMeta);
   EXPECT_THROW(at::conv2d(at::empty({1, 3, 8, 8}, longs), at::empty({4, 3, 3, 3}, longs)),
                c10::Error);
+  // Contiguous, but the CPU kernel lays out its result channels-last: a grayscale NHWC image
+  // permuted to NCHW (is_contiguous() ignores the strides of size-1 dims), a 1x1 weight.
+  Tensor gray = at::randn({2, 28, 28, 1}).permute({0, 3, 1, 2});
+  ASSERT_TRUE(gray.is_contiguous());
+  Tensor w1 = at::randn({4, 1, 3, 3});
+  EXPECT_FALSE(at::conv2d(gray, w1).is_contiguous());  // (why the meta kernel refuses it)
+  EXPECT_THROW(at::conv2d(to_meta(gray), to_meta(w1)), c10::Error);
+  EXPECT_THROW(at::_adaptive_avg_pool2d(to_meta(gray), {7, 7}), c10::Error);
+  Tensor w11 = at::randn({4, 1, 1, 3}).permute({0, 3, 1, 2});
+  EXPECT_THROW(at::conv2d(to_meta(at::randn({1, 3, 8, 8})), to_meta(w11)), c10::Error);
   // An output that would be empty (kernel larger than the padded input).
   EXPECT_THROW(at::conv2d(to_meta(at::randn({1, 3, 2, 2})), w), c10::Error);
 }
@@ -310,6 +320,35 @@ TEST(ShapesOnlyTrace, ModelsThatNeedValuesAreTracedOnThemAndSayWhy) {
   strict.trace_check = TraceCheck::STRICT;
   s = export_model(nn::Linear(3, 2), {x}, dir + "/strict.onnx", strict);
   EXPECT_FALSE(s.traced_shapes_only);
+}
+
+// Counts its calls in a buffer, written in place: a trace on values exports the count.
+struct CounterImpl : nn::Module {
+  CounterImpl() { calls = register_buffer("calls", torch::zeros({1})); }
+  Tensor forward(Tensor x) {
+    calls.add_(1);
+    return x + 1;
+  }
+  Tensor calls;
+};
+TORCH_MODULE(Counter);
+
+TEST(ShapesOnlyTrace, WritesToBuffersAndTrainingModeAreTracedOnValues) {
+  const std::string dir = test::temp_dir("shape_trace");
+  ExportOptions o;
+  o.eager_outputs = false;
+  Counter counter;
+  ExportSummary s = export_model(counter, {torch::randn({2})}, dir + "/counter.onnx", o);
+  EXPECT_FALSE(s.traced_shapes_only);
+  EXPECT_NE(s.traced_on_values_because.find("writes to a parameter or buffer"), std::string::npos)
+      << s.traced_on_values_because;
+  EXPECT_EQ(counter->calls.item<float>(), 1.0f);  // once, on values, as torch.onnx does
+  // Batch norm in training mode updates its running statistics inside its kernel.
+  nn::Sequential net(nn::Conv2d(nn::Conv2dOptions(3, 4, 3)), nn::BatchNorm2d(4));
+  o.training = TrainingMode::TRAINING;
+  s = export_model(net, {torch::randn({2, 3, 6, 6})}, dir + "/train.onnx", o);
+  EXPECT_FALSE(s.traced_shapes_only);
+  EXPECT_NE(s.traced_on_values_because.find("training mode"), std::string::npos);
 }
 
 // Fails on meta tensors only after its first layers ran: parameters, buffers and the training

@@ -116,7 +116,8 @@ struct ExportSummary {
   std::string external_data_path;
   int64_t external_data_bytes = 0;
   double seconds = 0;
-  // What LibTorch computed while tracing: the reference outputs for any runtime.
+  // What LibTorch computes on the example inputs: the reference outputs for any runtime.
+  // Empty after a shapes-only trace with ExportOptions::eager_outputs off.
   std::vector<torch::Tensor> eager_outputs;
   // For each graph input (in `inputs`' order), its position among the example inputs. As
   // torch.onnx does, an input the exported graph never reads (used only for its static

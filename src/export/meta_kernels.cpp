@@ -2,15 +2,16 @@
 // reach and that LibTorch 1.13's C++ library has none for: Python registers its own at import
 // (torch._meta_registrations), C++ does not. They serve the shapes-only trace (trace.cpp).
 //
-// Each kernel handles only the plain case the CPU kernel handles the same way (dense,
-// contiguous float or double) and throws on anything else, which sends the export back to a
-// trace on real values: a meta kernel that guessed would give the graph wrong sizes without
-// a word. tests/shape_trace_test.cpp checks each against the CPU kernel.
+// Each kernel handles only the plain case the CPU kernel handles the same way (dense float or
+// double with the default contiguous strides) and throws on anything else, which sends the export
+// back to a trace on real values: a meta kernel that guessed would give the graph wrong sizes
+// without a word. tests/shape_trace_test.cpp checks each against the CPU kernel.
 #include "export/trace.h"
 
 #include <ATen/ATen.h>
 #include <ATen/TensorIterator.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/util/strides.h>
 #include <torch/library.h>
 
 namespace tonnx::detail {
@@ -20,8 +21,13 @@ at::Tensor meta_like(at::IntArrayRef sizes, const at::Tensor& like) {
   return at::empty(sizes, like.options().device(at::kMeta));
 }
 
+// Contiguous with the default strides, also on dims of size 1: is_contiguous() ignores their
+// strides, but the CPU kernels read a channels-last layout from them (a grayscale NHWC image
+// permuted to NCHW convolves into a channels-last result).
 void check_plain(const at::Tensor& t, const char* op, const char* what) {
-  TORCH_CHECK(t.is_meta() && t.layout() == at::kStrided && t.is_contiguous() &&
+  TORCH_CHECK(t.is_meta() && t.layout() == at::kStrided &&
+                  t.strides().equals(c10::contiguous_strides(t.sizes())) &&
+                  t.suggest_memory_format() == at::MemoryFormat::Contiguous &&
                   (t.scalar_type() == at::kFloat || t.scalar_type() == at::kDouble),
               "tonnx's meta kernel for ", op, " takes only contiguous float or double tensors; ",
               what, " is not (the export traces on real values instead)");

@@ -273,23 +273,46 @@ class TrainingModeScope {
 class MetaParams {
  public:
   explicit MetaParams(const std::vector<TracedParam>& params) {
-    saved_.reserve(params.size());
+    // What may throw comes first, so that a failure leaves every tensor as it was.
+    std::vector<at::Tensor> metas;
+    std::vector<c10::intrusive_ptr<c10::TensorImpl>> saved;
     for (const auto& p : params) {
       c10::TensorImpl* impl = p.tensor.unsafeGetTensorImpl();
-      at::Tensor meta = at::empty_strided(p.tensor.sizes(), p.tensor.strides(),
-                                          p.tensor.options().device(at::kMeta));
-      saved_.emplace_back(impl, impl->shallow_copy_and_detach(impl->version_counter(), true));
-      impl->shallow_copy_from(meta.getIntrusivePtr());
+      metas.push_back(at::empty_strided(p.tensor.sizes(), p.tensor.strides(),
+                                        p.tensor.options().device(at::kMeta)));
+      saved.push_back(impl->shallow_copy_and_detach(impl->version_counter(), true));
+      versions_.push_back(impl->version_counter().current_version());
+    }
+    saved_.reserve(params.size());
+    try {
+      for (size_t k = 0; k < params.size(); ++k) {
+        c10::TensorImpl* impl = params[k].tensor.unsafeGetTensorImpl();
+        impl->shallow_copy_from(metas[k].getIntrusivePtr());
+        saved_.emplace_back(impl, std::move(saved[k]));
+      }
+    } catch (...) {
+      restore();
+      throw;
     }
   }
-  ~MetaParams() {
-    for (auto& [impl, saved] : saved_) impl->shallow_copy_from(saved);
+  // Whether forward wrote to a parameter or buffer in place (its version counter moved): a
+  // trace on values would write the new values to the file.
+  bool written() const {
+    for (size_t k = 0; k < saved_.size(); ++k)
+      if (saved_[k].first->version_counter().current_version() != versions_[k]) return true;
+    return false;
   }
+  ~MetaParams() { restore(); }
   MetaParams(const MetaParams&) = delete;
   MetaParams& operator=(const MetaParams&) = delete;
 
  private:
+  void restore() noexcept {
+    for (auto& [impl, saved] : saved_) impl->shallow_copy_from(saved);
+    saved_.clear();
+  }
   std::vector<std::pair<c10::TensorImpl*, c10::intrusive_ptr<c10::TensorImpl>>> saved_;
+  std::vector<uint32_t> versions_;
 };
 }  // namespace
 
@@ -341,8 +364,9 @@ std::vector<torch::Tensor> grown_inputs(const std::vector<torch::Tensor>& args,
 namespace {
 
 // Whether a trace on meta tensors can stand for one on these inputs and this module's
-// parameters: dense CPU tensors, no two of them sharing memory (a meta tensor shares nothing,
-// so a write through one would no longer show through the other).
+// parameters: dense CPU tensors at the start of their storage (a meta stand-in has no
+// offset), no two of them sharing memory (a meta tensor shares nothing, so a write through
+// one would no longer show through the other).
 bool shapes_only_possible(const Traceable& model, const std::vector<torch::Tensor>& args) {
   std::vector<at::Tensor> all = args;
   if (model.module)
@@ -350,7 +374,7 @@ bool shapes_only_possible(const Traceable& model, const std::vector<torch::Tenso
   std::set<const void*> storages;
   for (const at::Tensor& t : all) {
     if (!t.defined() || !t.device().is_cpu() || t.layout() != at::kStrided || t.is_quantized() ||
-        t.is_neg() || t.is_conj() || !t.has_storage())
+        t.is_nested() || t.is_neg() || t.is_conj() || !t.has_storage() || t.storage_offset() != 0)
       return false;
     if (!storages.insert(t.storage().unsafeGetStorageImpl()).second) return false;
   }
@@ -396,6 +420,14 @@ std::optional<TraceResult> trace_shapes_only(
     const Traceable& model, const std::vector<torch::Tensor>& args, TrainingMode mode,
     const std::map<std::string, std::map<int64_t, std::string>>& dynamic_axes,
     const std::vector<std::string>& input_names, bool eager_outputs, std::string& why) {
+  // Training mode: batch norm updates its running statistics, which the file holds, in a
+  // kernel that no version counter sees.
+  bool training = model.module && (mode == TrainingMode::TRAINING ||
+                                   (mode == TrainingMode::PRESERVE && model.module->is_training()));
+  if (training) {
+    why = "the module runs in training mode (its buffers may change in forward)";
+    return std::nullopt;
+  }
   if (!shapes_only_possible(model, args)) {
     why = "an input or parameter is not a dense CPU tensor, or two share memory";
     return std::nullopt;
@@ -422,7 +454,19 @@ std::optional<TraceResult> trace_shapes_only(
     }
     // The outputs of a shapes-only trace are meta tensors; the pipeline keeps them for their
     // ranks and hands none to the user.
-    if (eager_outputs) a->eager_outputs = run_forward(model, args, mode);
+    if (eager_outputs) {
+      std::vector<torch::Tensor> values = run_forward(model, args, mode);
+      // The same outputs as the meta trace's, or a trace on values says what differs.
+      bool same = values.size() == a->eager_outputs.size();
+      for (size_t k = 0; same && k < values.size(); ++k)
+        same = values[k].defined() && values[k].sizes() == a->eager_outputs[k].sizes() &&
+               values[k].scalar_type() == a->eager_outputs[k].scalar_type();
+      if (!same) {
+        why = "forward on the values returned other sizes or dtypes than on meta tensors";
+        return std::nullopt;
+      }
+      a->eager_outputs = std::move(values);
+    }
     return a;
   } catch (const std::exception& e) {
     // The trace on values says what went wrong, if anything does.
@@ -553,6 +597,10 @@ TraceResult trace_once(const Traceable& model, const std::vector<torch::Tensor>&
   } catch (const std::exception& e) {
     throw ExportError(std::string("tracing the model failed: ") + e.what());
   }
+  if (meta_params && meta_params->written())
+    throw ExportError(
+        "forward writes to a parameter or buffer in place: a trace on values exports the values "
+        "it writes");
   result.graph = traced.first->graph;
   if (model.module) refine_scopes(*result.graph, n_user, result.params, active);
   for (auto& v : traced.second) result.eager_outputs.push_back(v.toTensor());
