@@ -267,6 +267,11 @@ class TrainingModeScope {
   bool was_training_ = false;
 };
 
+// A meta tensor of t's sizes, strides and dtype: t's stand-in in a shapes-only trace.
+at::Tensor meta_stand_in(const at::Tensor& t) {
+  return at::empty_strided(t.sizes(), t.strides(), t.options().device(at::kMeta));
+}
+
 // For the duration of a shapes-only trace, each parameter and buffer becomes a meta tensor of
 // its sizes, strides and dtype: its own TensorImpl changes in place, so that the module's
 // members, which share it, change too. Put back on destruction, also on error.
@@ -278,8 +283,7 @@ class MetaParams {
     std::vector<c10::intrusive_ptr<c10::TensorImpl>> saved;
     for (const auto& p : params) {
       c10::TensorImpl* impl = p.tensor.unsafeGetTensorImpl();
-      metas.push_back(at::empty_strided(p.tensor.sizes(), p.tensor.strides(),
-                                        p.tensor.options().device(at::kMeta)));
+      metas.push_back(meta_stand_in(p.tensor));
       saved.push_back(impl->shallow_copy_and_detach(impl->version_counter(), true));
       versions_.push_back(impl->version_counter().current_version());
     }
@@ -556,9 +560,7 @@ TraceResult trace_once(const Traceable& model, const std::vector<torch::Tensor>&
     meta_params.emplace(result.params);
   }
   jit::Stack stack;
-  for (const auto& a : args)
-    stack.emplace_back(
-        shapes_only ? at::empty_strided(a.sizes(), a.strides(), a.options().device(at::kMeta)) : a);
+  for (const auto& a : args) stack.emplace_back(shapes_only ? meta_stand_in(a) : a);
   for (const auto& p : result.params) stack.emplace_back(p.tensor);
 
   const size_t n_user = args.size();
