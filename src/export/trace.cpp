@@ -247,6 +247,13 @@ torch::Tensor grow(const torch::Tensor& t, int64_t axis, int64_t size) {
   return torch::cat(parts, axis);
 }
 
+// Whether forward runs in training mode during the export: asked for, or kept (PRESERVE)
+// from a module in training mode.
+bool runs_in_training_mode(const Traceable& model, TrainingMode mode) {
+  return model.module && (mode == TrainingMode::TRAINING ||
+                          (mode == TrainingMode::PRESERVE && model.module->is_training()));
+}
+
 // The module in the training mode the export asks for, restored on destruction.
 class TrainingModeScope {
  public:
@@ -426,9 +433,7 @@ std::optional<TraceResult> trace_shapes_only(
     const std::vector<std::string>& input_names, bool eager_outputs, std::string& why) {
   // Training mode: batch norm updates its running statistics, which the file holds, in a
   // kernel that no version counter sees.
-  bool training = model.module && (mode == TrainingMode::TRAINING ||
-                                   (mode == TrainingMode::PRESERVE && model.module->is_training()));
-  if (training) {
+  if (runs_in_training_mode(model, mode)) {
     why = "the module runs in training mode (its buffers may change in forward)";
     return std::nullopt;
   }
