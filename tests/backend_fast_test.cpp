@@ -312,6 +312,69 @@ TEST(BackendFusion, MatMulWithNonConstantOrWideBiasIsNotFused) {
   expect_close(r.fast[1], r.plain[1]);
 }
 
+// Found by review: fusions that fired where the Add or BatchNormalization was not what the
+// fused kernel computes. Oracles: the unfused plan, and the ONNX semantics written in torch.
+TEST(BackendFusion, AZThatRaisesTheRankIsNeverTakenForTheBlockedLayout) {
+  // Conv -> Add(Z of rank 5) -> Add: the FusedConv's output is 5-D and plain, so it must not
+  // be planned blocked (it was, and the next Add read it as blocked: scrambled, no error).
+  torch::manual_seed(6);
+  G b;
+  ir::Value* c = b.op("Conv", {b.in("x"), b.init("w", torch::eye(16).reshape({16, 16, 1, 1}))});
+  b.out(b.op("Add", {b.op("Add", {c, b.in("z")}), b.scalar(0)}), "y");
+  at::Tensor x = torch::randn({1, 16, 4, 16}), z = torch::randn({2, 1, 16, 4, 16});
+  Both r = run_both(b, {x, z});
+  EXPECT_TRUE(has(r.ops, "FusedConv"));
+  EXPECT_EQ(r.fast[0].sizes(), (std::vector<int64_t>{2, 1, 16, 4, 16}));
+  expect_close(r.fast[0], x + z);
+  expect_close(r.plain[0], x + z);
+}
+
+TEST(BackendFusion, LegacyBroadcastAddsAreNotFused) {
+  // Opset 6: Add with broadcast=1 aligns B at `axis`; the fused kernels add as numpy does.
+  G b;
+  b.m.opsets = {{"", 6}};
+  ir::Attr bc{"broadcast", ir::AttrValue(int64_t{1})};
+  at::Tensor z = torch::tensor({0.f, 10.f, 20.f, 30.f});
+  ir::Value* c = b.op("Conv", {b.in("x"), b.init("w", torch::eye(4).reshape({4, 4, 1, 1}))});
+  b.out(b.op("Add", {c, b.init("z", z)}, {bc, {"axis", ir::AttrValue(int64_t{1})}}), "y");
+  ir::Value* mm = b.op("MatMul", {b.in("a"), b.init("eye", torch::eye(4))});
+  b.out(b.op("Add", {mm, b.init("z2", z)}, {bc, {"axis", ir::AttrValue(int64_t{0})}}), "y2");
+  Both r = run_both(b, {torch::zeros({1, 4, 4, 4}), torch::zeros({4, 4})});
+  EXPECT_FALSE(has(r.ops, "FusedConv"));
+  EXPECT_FALSE(has(r.ops, "FusedGemm"));
+  expect_close(r.fast[0], z.reshape({1, 4, 1, 1}).expand({1, 4, 4, 4}));
+  expect_close(r.fast[1], z.reshape({4, 1}).expand({4, 4}));
+  expect_close(r.plain[1], r.fast[1]);
+}
+
+TEST(BackendFusion, MatMulOverAnEmptyInnerDimensionGivesTheBias) {
+  G b;
+  ir::Value* mm = b.op("MatMul", {b.in("a"), b.init("w", torch::zeros({0, 4}))});
+  at::Tensor bias = torch::tensor({0.f, 1.f, 2.f, 3.f});
+  b.out(b.op("Add", {mm, b.init("bias", bias)}), "y");
+  Both r = run_both(b, {torch::zeros({3, 0})});
+  EXPECT_TRUE(has(r.ops, "FusedGemm"));
+  expect_close(r.fast[0], bias.expand({3, 4}));
+  expect_close(r.plain[0], bias.expand({3, 4}));
+}
+
+TEST(BackendFusion, AConvOutputReadAsBatchNormScaleIsNotItsBatchNorm) {
+  // Invalid (the scale would be 4-D), but it once reached an internal error at prepare.
+  G b;
+  ir::Value* c = b.op("Conv", {b.in("x"), b.init("w", torch::ones({1, 1, 1, 1}))});
+  b.out(b.op("BatchNormalization", {b.in("x2"), c, b.init("s", torch::zeros({1})),
+                                    b.init("m", torch::zeros({1})), b.init("v", torch::ones({1}))}),
+        "y");
+  PrepareOptions opts;
+  Rep rep = tonnx::backend::prepare(tonnx::model_to_proto(b.m), "CPU", opts);
+  try {
+    rep.run({torch::ones({1, 1, 2, 2}), torch::ones({1, 1, 2, 2})});
+    ADD_FAILURE() << "a 4-D scale ran";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("BatchNormalization"), std::string::npos) << e.what();
+  }
+}
+
 TEST(BackendPooling, MaxPoolMatchesATenWithNanInfPadsAndCeilMode) {
   torch::manual_seed(5);
   // Small planes take oneDNN, large ones ATen's channels-last kernel.

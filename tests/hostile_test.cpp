@@ -437,6 +437,11 @@ TEST(Hostile, InternalFusedOpsCheckTheirInputs) {
         prepare(fused("FusedConv", {"x", "w", "", "", "s", "b"}));
       },
       "(2-4 or 8 inputs) and 1 output, got 6 and 1");
+  // FusedGemm with batched=1 reads C; Gelu reads X (were std::out_of_range from the run).
+  onnx::ModelProto fg = fused("FusedGemm", {"a", "b"});
+  attr_i(fg.mutable_graph()->mutable_node(0), "batched", 1);
+  expect_error([&] { prepare(fg); }, "takes A, B and C and 1 output, got 2 inputs and 1 outputs");
+  expect_error([&] { prepare(fused("Gelu", {})); }, "takes X and 1 output, got 0 inputs");
 }
 
 // String inputs whose data and shape disagree, and MelWeightMatrix with an edge of 10^15 Hz.

@@ -85,6 +85,10 @@ std::set<std::string> blocked_values(const ir::Graph& g) {
     for (const auto& [m, i] : it->second) all = all && reads_blocked(m, i);
     if (!all) continue;
     bool rooted = r.root;
+    // A FusedConv's Z broadcasts into its output and may raise the rank (Z of rank 5): that
+    // output is 4-D, so it may be held blocked, only when Z is itself a blocked value.
+    if (rooted && n.op_type() == "FusedConv" && n.inputs().size() > 3 && n.input(3))
+      rooted = blocked.count(n.input(3)->name()) > 0;
     if (!rooted) {
       rooted = true;
       for (size_t i : r.inputs)

@@ -50,11 +50,23 @@ bool plain_batchnorm(const ir::Node* bn) {
          !bn->has_attr("is_test") && !bn->has_attr("consumed_inputs");
 }
 
+// An Add with numpy broadcasting: not a legacy one (opset < 7) whose broadcast=1 aligns B at
+// `axis`, which the fused kernels (adding as ATen broadcasts) would not honour.
+bool numpy_add(const ir::Node* add) {
+  return is_op(add, "Add") && add->inputs().size() == 2 && add->attr_i("broadcast", 0) == 0;
+}
+
+// `n` reads `v` as its first input (X): a BatchNormalization that reads a convolution's output
+// as its scale or statistics is not that convolution's BatchNormalization.
+bool reads_as_x(const ir::Node* n, const ir::Value* v) {
+  return n && !n->inputs().empty() && n->input(0) == v;
+}
+
 // Folds an inference BatchNormalization that alone reads a Conv's output into the Conv's
 // weight and bias (computed in double, then rounded once). Returns the BN node when folded.
 ir::Node* fold_batchnorm(ir::Graph& g, ir::Node* conv, ir::Node* bn, bool transposed,
                          int& counter) {
-  if (!plain_batchnorm(bn)) return nullptr;
+  if (!plain_batchnorm(bn) || !reads_as_x(bn, conv->output())) return nullptr;
   const at::Tensor* w = constant(g, conv->input(1));
   const at::Tensor* b = conv->inputs().size() > 2 ? constant(g, conv->input(2)) : nullptr;
   bool has_bias = conv->inputs().size() > 2 && conv->input(2);
@@ -181,10 +193,10 @@ size_t fuse_for_cpu(ir::Graph& g, bool fold_bn) {
       ir::Node* bn = nullptr;  // run inside the fused node
       if (ir::Node* folded = fold_bn ? fold_batchnorm(g, n, next(), transposed, counter) : nullptr)
         chain.push_back(folded);
-      else if (plain_batchnorm(next()))
+      else if (plain_batchnorm(next()) && reads_as_x(next(), n->output()))
         chain.push_back(bn = next());
       ir::Node* add = next();
-      if (!transposed && is_op(add, "Add") && add->inputs().size() == 2) {
+      if (!transposed && numpy_add(add)) {
         z = add->input(0) == chain.back()->output() ? add->input(1) : add->input(0);
         chain.push_back(add);
       }
@@ -218,7 +230,7 @@ size_t fuse_for_cpu(ir::Graph& g, bool fold_bn) {
       // DenseNet's concatenated features -> BN -> Relu: no concatenated tensor is written.
       int64_t axis = n->attr_i("axis", 1);
       ir::Node* bn = next();
-      bool inputs = bn->input(0) == n->output();
+      bool inputs = reads_as_x(bn, n->output());
       for (const ir::Value* v : n->inputs()) inputs = inputs && v;
       if ((axis != 1 && axis != -3) || !inputs) continue;
       chain.push_back(bn);
@@ -243,7 +255,7 @@ size_t fuse_for_cpu(ir::Graph& g, bool fold_bn) {
       // MatMul(A, B) + bias where B is a constant matrix and bias a constant of B's columns.
       const at::Tensor* b = constant(g, n->input(1));
       ir::Node* add = next();
-      if (!is_float(b) || b->dim() != 2 || !is_op(add, "Add")) continue;
+      if (!is_float(b) || b->dim() != 2 || !numpy_add(add)) continue;
       ir::Value* bias = add->input(0) == n->output() ? add->input(1) : add->input(0);
       const at::Tensor* bt = constant(g, bias);
       if (!is_float(bt) || bt->dim() != 1 || bt->size(0) != b->size(1)) continue;

@@ -235,6 +235,9 @@ TONNX_KERNEL("Clip", 11, kAnyOpset, [](const KernelSpec&) -> Kernel {
 // at prepare (passes/fuse_gelu.cpp), as one call of ATen's gelu.
 TONNX_KERNEL_DOMAIN("Gelu", passes::kFusedDomain, 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
+  if (n.inputs().size() != 1 || !n.input(0) || n.outputs().size() != 1)
+    kernel_fail(n, "takes X and 1 output, got " + std::to_string(n.inputs().size()) +
+                       " inputs and " + std::to_string(n.outputs().size()) + " outputs");
   std::string approximate = n.attr_s("approximate", "none");
   if (approximate != "none" && approximate != "tanh")
     kernel_fail(n, "approximate is '" + approximate + "', expected 'none' or 'tanh'");

@@ -2,6 +2,7 @@
 // initializer (PrepareOptions::onednn_gemm), else on LibTorch (OpenBLAS).
 #include <ATen/Parallel.h>
 #include <ATen/ThreadLocalState.h>
+#include <c10/util/accumulate.h>
 
 #include <dlfcn.h>
 
@@ -76,7 +77,9 @@ std::vector<int64_t> last_dim_as(const at::Tensor& a, int64_t n) {
 // [..., n]; undefined where `mm` gives an undefined result (then ATen runs the node).
 template <class MatrixProduct>
 at::Tensor over_rows(const at::Tensor& a, int64_t n, MatrixProduct mm) {
-  at::Tensor y = mm(a.reshape({-1, a.size(-1)}));
+  // The row count spelled out: reshape({-1, 0}) of an empty A is ambiguous to ATen.
+  int64_t rows = c10::multiply_integers(a.sizes().begin(), a.sizes().end() - 1);
+  at::Tensor y = mm(a.reshape({rows, a.size(-1)}));
   return y.defined() ? y.view(last_dim_as(a, n)) : y;
 }
 
@@ -110,6 +113,12 @@ TONNX_KERNEL_DOMAIN(
       double alpha = n.attr_f("alpha", 1.0f), beta = n.attr_f("beta", 1.0f);
       bool ta = n.attr_i("transA", 0), tb = n.attr_i("transB", 0);
       bool batched = n.attr_i("batched", 0) != 0;
+      // (A model file may name this internal op: check what it reads.)
+      size_t n_in = n.inputs().size();
+      if (n_in < (batched ? 3u : 2u) || n_in > 3 || n.outputs().size() != 1)
+        kernel_fail(n, std::string("takes A, B and ") + (batched ? "C" : "C?") +
+                           " and 1 output, got " + std::to_string(n_in) + " inputs and " +
+                           std::to_string(n.outputs().size()) + " outputs");
       FusedActivation act(n);
       auto dnn = alpha == 1.0 && !ta ? make_onednn_matmul(s, tb) : nullptr;
       return [alpha, beta, ta, tb, batched, act, dnn, &n](const Tensors& in) -> Tensors {

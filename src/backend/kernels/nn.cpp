@@ -367,6 +367,11 @@ TONNX_KERNEL_DOMAIN(
             y = at::add(y, z);  // broadcasting: the Add's own semantics
         }
         act(y);
+        // A plain value the plan holds blocked is told from a blocked one by its rank 4.
+        if (out_b && !blk && y.dim() != 4)
+          kernel_fail(n, "output of shape " + c10::str(y.sizes()) +
+                             " is not 4-D, but the plan holds it in the blocked layout "
+                             "(run with --plain-layout)");
         return {blk ? hand_on(y, out_b) : y};
       };
     });
