@@ -489,4 +489,20 @@ at::Tensor OneDnnMatmul::run(const at::Tensor& a, const at::Tensor& c) const {
   return y;
 }
 
+bool onednn_nchw_pooling_is_jit() {
+  static const bool jit = [] {
+    try {
+      memory::desc src({1, 16, 8, 8}, kF32, Tag::nchw), dst({1, 16, 4, 4}, kF32, Tag::nchw);
+      dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference,
+                                       dnnl::algorithm::pooling_max, src, dst, {2, 2}, {2, 2},
+                                       {0, 0}, {0, 0}, {0, 0});
+      dnnl::pooling_v2_forward::primitive_desc pd(d, cpu_engine());
+      return std::string(pd.impl_info_str()).rfind("jit", 0) == 0;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return jit;
+}
+
 }  // namespace tonnx::backend

@@ -3,6 +3,7 @@
 #include "backend/kernels/conv_like.h"
 #include "backend/kernels/kernel.h"
 #include "backend/kernels/pool.h"
+#include "backend/onednn.h"
 
 #include <cmath>
 #include <limits>
@@ -14,12 +15,15 @@ namespace {
 using namespace conv_attrs;  // NOLINT: ConvLike and its helpers
 
 // 2-D float pooling without indices, where ATen 1.13's NCHW kernels are slow (max_pool2d
-// always computes indices: 5-9 ms on ResNet's and Inception's first pools). Measured on
-// this machine: oneDNN's pooling on plain NCHW is 5-20x faster while the output plane is
-// at most 56x56, and 2x slower than ATen beyond; ATen's channels-last max pooling is 3-5x
-// faster than NCHW at every size. Results are bit-identical, except that oneDNN's max skips
-// NaNs where PyTorch propagates them (inputs whose sum is not finite avoid it) and its
-// average differs with ceil_mode and count_include_pad (avoided).
+// always computes indices: 5-9 ms on ResNet's and Inception's first pools). Measured on an
+// AVX-512 CPU: oneDNN's pooling on plain NCHW is 5-20x faster while the output plane is at
+// most 56x56, and 2x slower than ATen beyond; ATen's channels-last max pooling is 3-5x
+// faster than NCHW at every size. Without AVX-512 oneDNN has no jit kernel for NCHW, and its
+// reference one is 2.5x slower than ATen's (ResNet-18's first MaxPool on an AVX2 EPYC: 25.6
+// ms, against 10.0 NCHW and 4.2 channels-last), so it runs only where it is a jit kernel.
+// Results are bit-identical, except that oneDNN's max skips NaNs where PyTorch propagates
+// them (inputs whose sum is not finite avoid it) and its average differs with ceil_mode and
+// count_include_pad (avoided).
 enum class PoolPath { ATen, OneDnn, ChannelsLast };
 PoolPath pool_path(const at::Tensor& x, size_t d, bool is_max, bool want_indices,
                    const std::vector<int64_t>& dilations, const std::vector<int64_t>& kernel,
@@ -36,7 +40,7 @@ PoolPath pool_path(const at::Tensor& x, size_t d, bool is_max, bool want_indices
     plane *= (ceil_mode ? (span + strides[i] - 1) : span) / strides[i] + 1;
   }
   constexpr int64_t kOneDnnMaxPlane = 56 * 56;
-  if (plane <= kOneDnnMaxPlane && (is_max || !ceil_mode) &&
+  if (plane <= kOneDnnMaxPlane && (is_max || !ceil_mode) && onednn_nchw_pooling_is_jit() &&
       (!is_max || std::isfinite(x.sum().item<float>())))
     return PoolPath::OneDnn;
   return is_max ? PoolPath::ChannelsLast : PoolPath::ATen;
