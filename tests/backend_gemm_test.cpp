@@ -162,8 +162,17 @@ TEST(OneDnnGemm, NarrowWeightsAreNotPaddedUpToBlocks) {
   at::Tensor a = torch::randn({3, 400000});
   uint64_t before = OneDnnMatmul::runs();
   at::Tensor y = prepare(b, true).run({a})[0];
-  EXPECT_EQ(OneDnnMatmul::runs(), before);
-  EXPECT_TRUE(at::equal(y, at::matmul(a, w)));
+  // With AVX-512 oneDNN packs B, padded: declined. Without it (AVX2) its GEMM reads B as
+  // stored, no copy: taken. Either way no copy much larger than B.
+  auto mm = OneDnnMatmul::make(w);
+  EXPECT_TRUE(!mm || mm->packed_bytes() <= w.numel() * sizeof(float) * 5 / 4 + (1 << 20));
+  if (OneDnnMatmul::runs() == before) {
+    EXPECT_TRUE(at::equal(y, at::matmul(a, w)));
+  } else {  // another order of 400000 float terms: within 1e-5 of their absolute sum
+    at::Tensor exact = at::matmul(a.to(at::kDouble), w.to(at::kDouble));
+    at::Tensor bound = at::matmul(a.abs().to(at::kDouble), w.abs().to(at::kDouble)) * 1e-5;
+    EXPECT_TRUE(((y.to(at::kDouble) - exact).abs() <= bound).all().item<bool>());
+  }
 }
 
 TEST(OneDnnGemm, ConcurrentRunsAndManyRowCounts) {

@@ -353,6 +353,11 @@ TEST(BackendOneDnn, ConvolutionMatchesATen) {
   }
 }
 
+// oneDNN 2.6 has jit kernels for NHWC convolutions with binary post-ops on AVX-512; without
+// it (an AVX2-only CPU) only its reference kernels, which OneDnnConv declines (ATen runs the
+// node). Where it declines without AVX-512, the tests below check the decline and stop.
+bool have_avx512() { return __builtin_cpu_supports("avx512f"); }
+
 TEST(BackendOneDnn, ConvolutionPostOpsStopAtTheFirstStageTheyCannotMatch) {
   torch::manual_seed(22);
   at::Tensor w = torch::randn({16, 8, 3, 3}), b = torch::randn({16});
@@ -367,6 +372,10 @@ TEST(BackendOneDnn, ConvolutionPostOpsStopAtTheFirstStageTheyCannotMatch) {
   using Act = tonnx::passes::FusedActivation;
   OneDnnConv::Fused all{true, alpha, beta, true, Act::LeakyRelu, 0.2f};
   at::Tensor y = OneDnnConv::make(w, p, all)->run(x, b, z, done);
+  if (!y.defined() && !have_avx512()) {
+    EXPECT_FALSE(done.batchnorm || done.add || done.activation);
+    GTEST_SKIP() << "no AVX-512: oneDNN has only reference kernels for these post-ops, declined";
+  }
   EXPECT_TRUE(done.batchnorm && done.add && done.activation);
   expect_close(y, at::leaky_relu(bn + z, 0.2));
   // A broadcast Z stops the chain after BN.
@@ -446,7 +455,10 @@ TEST(BackendOneDnn, ResNetBlockOnOneDnnNanInfAndThreads) {
   at::Tensor in = torch::randn({2, 16, 8, 8});
   uint64_t before = OneDnnConv::runs();
   at::Tensor got = rep.run({in})[0];
-  EXPECT_EQ(OneDnnConv::runs() - before, 2u);
+  if (have_avx512())
+    EXPECT_EQ(OneDnnConv::runs() - before, 2u);
+  else  // (each convolution declines where its post-ops have only reference kernels)
+    EXPECT_LE(OneDnnConv::runs() - before, 2u);
   EXPECT_TRUE(got.is_contiguous());  // outputs come back in the usual layout
   expect_close(got, ref.run({in})[0]);
   // NaN and inf flow as in ATen (through the Relu that oneDNN does not run).

@@ -120,7 +120,7 @@ TEST(BackendPool, BlockedKernelsAreAtenBitForBit) {
     at::set_num_threads(threads);
     for (Shape sh : shapes()) {
       sh.x[1] = sh.x[1] > 8 ? 32 : 16;
-      at::Tensor x = awkward(sh.x), xb = plain_to_blocked(x);
+      at::Tensor x = awkward(sh.x), xb = plain_to_blocked(x, 16);
       for (bool ceil_mode : {false, true}) {
         SCOPED_TRACE(::testing::Message()
                      << "threads " << threads << " x " << x.sizes() << " k " << sh.kh << "x"
@@ -145,7 +145,7 @@ TEST(BackendPool, BlockedKernelsAreAtenBitForBit) {
   EXPECT_EQ(tonnx::backend::blocked_pool_runs() - before, static_cast<uint64_t>(expected_runs));
   // What it leaves to its caller: not blocked, not contiguous, not float, empty, big pads.
   Pool2d p{3, 3, 2, 2, 1, 1, false};
-  at::Tensor xb = plain_to_blocked(torch::randn({1, 32, 9, 9}));
+  at::Tensor xb = plain_to_blocked(torch::randn({1, 32, 9, 9}), 16);
   EXPECT_FALSE(tonnx::backend::max_pool2d_blocked_exact(torch::randn({1, 32, 9, 9}), p).defined());
   EXPECT_FALSE(tonnx::backend::max_pool2d_blocked_exact(xb.transpose(2, 3), p).defined());
   EXPECT_FALSE(tonnx::backend::max_pool2d_blocked_exact(xb.to(at::kDouble), p).defined());

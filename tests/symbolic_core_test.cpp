@@ -212,6 +212,68 @@ TEST_P(Opset, ViewReshapeInt64AndBool) {
       {torch::tensor({true, false, true, true, false, false})}, opset(), "reshape_bool");
 }
 
+// reshape, flatten and contiguous copy a non-contiguous input: a later in-place write to the
+// input must not reach the copy (it did: it was taken for a view), nor a write to the copy
+// the input. A contiguous input is viewed, and the write reaches both.
+TEST_P(Opset, ReshapeThatCopiesIsNotAView) {
+  Tensor x = torch::tensor({-1.f, 2.f, 3.f, -4.f, 5.f, -6.f}).reshape({1, 2, 3});
+  expect_fn_matches(
+      [](Tensor x) {
+        Tensor h = x * 1.0;
+        Tensor feat = h.permute({0, 2, 1}).reshape({h.size(0), -1});  // a copy
+        h.relu_();
+        return std::vector<Tensor>{feat, h};
+      },
+      {x}, opset(), "reshape_copy");
+  expect_fn_matches(
+      [](Tensor x) {
+        Tensor h = x * 1.0;
+        h.t().flatten().mul_(0);  // writes into a copy only
+        return h;
+      },
+      {torch::randn({3, 4})}, opset(), "flatten_copy");
+  if (opset() >= 11)  // (a write into a selected row: ScatterElements, opset 11)
+    expect_fn_matches(
+        [](Tensor x) {
+          Tensor h = x * 1.0;
+          Tensor c = h.t().contiguous();  // a copy
+          c[0].fill_(9);
+          return std::vector<Tensor>{h, c};
+        },
+        {torch::randn({3, 4})}, opset(), "contiguous_copy");
+  expect_fn_matches(
+      [](Tensor x) {
+        Tensor h = x * 1.0;
+        Tensor v = h.reshape({-1});  // contiguous: a view
+        v.add_(100);
+        return std::vector<Tensor>{h, v};
+      },
+      {torch::randn({3, 4})}, opset(), "reshape_view");
+}
+
+// Non-integer scale factors: the output size (5 x 1.4 is 7 in float) and nearest neighbours
+// (output 29 at scale 2.9 reads input 10) as LibTorch and ONNX Runtime compute them.
+TEST_P(Opset, InterpolateNearestAtNonIntegerScales) {
+  if (opset() < 11) GTEST_SKIP() << "checked from opset 11 (Resize)";
+  namespace F = torch::nn::functional;
+  for (double scale : {1.4, 2.9}) {
+    expect_fn_matches(
+        [scale](Tensor x) {
+          return F::interpolate(x, F::InterpolateFuncOptions()
+                                       .scale_factor(std::vector<double>{scale, scale})
+                                       .mode(torch::kNearest));
+        },
+        {torch::randn({1, 2, 5, 5})}, opset(), "nearest_scale_" + std::to_string(scale));
+    expect_fn_matches(
+        [scale](Tensor x) {
+          return F::interpolate(x, F::InterpolateFuncOptions()
+                                       .scale_factor(std::vector<double>{scale, scale})
+                                       .mode(torch::kNearest));
+        },
+        {torch::randn({1, 1, 15, 20})}, opset(), "nearest_scale_wide_" + std::to_string(scale));
+  }
+}
+
 TEST_P(Opset, LinearForms) {
   auto w = torch::randn({5, 4}), b = torch::randn({5});
   expect_fn_matches([&](Tensor x) { return F::linear(x, w, b); }, {torch::randn({3, 4})}, opset(),

@@ -41,6 +41,31 @@ TEST_P(Numeric, NanToNum) {
         "nan_to_num_int");
 }
 
+// Found by a review: floor division as LibTorch computes it (not floor(a / b): 1.0 // 0.1
+// is 9), threshold and hardshrink keeping NaN, comparisons with a zero-dim tensor of
+// another type (it does not promote a tensor of the same category).
+TEST_P(Numeric, FloorDivisionNanEdgesAndZeroDimComparisons) {
+  Tensor a = torch::tensor({1.f, 2.f, 5.f, -7.5f, 0.f, -0.f, 3.f, NAN, INFINITY, 1.f, -2.f});
+  Tensor b = torch::tensor({.1f, .2f, -.5f, 2.f, 3.f, 3.f, 0.f, 1.f, 2.f, -INFINITY, .3f});
+  check([](Tensor x, Tensor y) { return torch::floor_divide(x, y); }, {a, b}, "floor_div_float");
+  check([](Tensor x, Tensor y) { return torch::div(x, y, "floor"); }, {a, b}, "div_floor_float");
+  check([](Tensor x, Tensor y) { return torch::div(x, y, "floor"); },
+        {torch::tensor(std::vector<int64_t>{-(int64_t{1} << 55) - 3, 7, -7, 0}),
+         torch::tensor(std::vector<int64_t>{5, -2, 2, 3})},
+        "div_floor_int64");
+  check([](Tensor x) { return torch::threshold(x, 0.1, 20.0); }, {special()}, "threshold_nan");
+  check([](Tensor x) { return torch::hardshrink(x, 0.5); }, {special()}, "hardshrink_nan");
+  check(
+      [](Tensor x, Tensor t) {
+        return std::vector<Tensor>{x > t, x == t, x <= t};
+      },
+      {torch::tensor({.1f, .2f, .05f}), torch::tensor(.1, torch::kDouble)}, "gt_zero_dim");
+  if (GetParam() >= 11)  // (Round: opset 11)
+    check([](Tensor i) { return torch::round(i); }, {torch::tensor({-3L, 0L, 7L})}, "round_int");
+  check([](Tensor u, Tensor lim) { return u > lim; },
+        {torch::tensor({0, 1, 255}, torch::kByte), torch::tensor(-1L)}, "gt_zero_dim_int");
+}
+
 class Numeric9 : public Numeric {};
 INSTANTIATE_TEST_SUITE_P(Opsets, Numeric9, ::testing::Values(9, 13, 17));
 

@@ -135,6 +135,8 @@ INSTANTIATE_TEST_SUITE_P(
         // Writes into views and bases (issue 11).
         Case{"inplace_views", 17, {}, 1e-3, 1e-5, 2}, Case{"inplace_views", 11, {}, 1e-3, 1e-5, 2},
         Case{"inplace_views_script", 17, {}, 1e-3, 1e-5, 2},
+        Case{"inplace_copies", 17, {}, 1e-3, 1e-5, 2},
+        Case{"inplace_copies_script", 17, {}, 1e-3, 1e-5, 2},
         Case{"inplace_base_script", 17, {{"input", {0}}}, 1e-3, 1e-5, 2},
         Case{"inplace_base_script", 13, {{"input", {0}}}, 1e-3, 1e-5, 2}, Case{"inplace_mask", 17},
         // Once crashes (heap corruption in LibTorch's interpreter); data-free branches fixed.

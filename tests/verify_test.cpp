@@ -83,7 +83,9 @@ TEST(Verify, WrongSymbolicIsNamedWithItsScope) {
   std::vector<at::Tensor> got = rep.run(sets[0].inputs);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_TRUE(torch::equal(got[0], torch::leaky_relu(sets[0].inputs[0], 0.01)));
-  EXPECT_TRUE(torch::equal(sets[0].outputs[0], torch::relu(sets[0].inputs[0])));
+  // (LibTorch's relu of LibTorch's own input: the same bits as on tonnx's input where tonnx's
+  // Linear rounds as LibTorch's; close where it runs on oneDNN's GEMM, as on AVX2-only CPUs)
+  EXPECT_TRUE(compare(sets[0].outputs[0], torch::relu(sets[0].inputs[0])).ok);
   EXPECT_FALSE(compare(got[0], sets[0].outputs[0]).ok);
 }
 

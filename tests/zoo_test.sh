@@ -10,7 +10,8 @@ rm -rf "$dir" && mkdir -p "$dir"
 "$build/tonnx" export "$model" -o "$dir/$model.onnx" --test-data "$dir/data" "$@"
 "$build/tonnx" check "$dir/$model.onnx"
 echo "== ONNX Runtime vs LibTorch"
-node "$src/tools/ort_run.js" "$dir/$model.onnx" --test-data "$dir/data"
+# shellcheck disable=SC2086  # TONNX_ORT_TOL holds several words
+node "$src/tools/ort_run.js" "$dir/$model.onnx" --test-data "$dir/data" ${TONNX_ORT_TOL:-}
 echo "== tonnx backend vs LibTorch"
 # shellcheck disable=SC2086  # TONNX_TOL holds several words
 "$build/tonnx" run "$dir/$model.onnx" --test-data "$dir/data" ${TONNX_TOL:-}

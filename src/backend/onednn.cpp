@@ -456,6 +456,7 @@ std::shared_ptr<const OneDnnMatmul> OneDnnMatmul::make(const at::Tensor& b) {
 OneDnnMatmul::~OneDnnMatmul() = default;
 int64_t OneDnnMatmul::rows() const { return impl_->k; }
 int64_t OneDnnMatmul::cols() const { return impl_->n; }
+size_t OneDnnMatmul::packed_bytes() const { return impl_->packed.get_size(); }
 uint64_t OneDnnMatmul::runs() { return g_matmul_runs.load(); }
 
 at::Tensor OneDnnMatmul::run(const at::Tensor& a, const at::Tensor& c) const {

@@ -87,9 +87,10 @@ class OneDnnConv {
 // Conv (2-D, float, weight an initializer, the same pads on both sides) on the primitive that
 // ATen's own at::mkldnn_convolution builds (the same descriptors: formats left to oneDNN,
 // forward propagation), with the weight reordered once, and activations that may stay in
-// oneDNN's blocked layout nChw16c from one node to the next instead of being reordered to
-// NCHW and back around every convolution. A blocked activation travels as a float tensor
-// [N, C/16, H, W, 16] (C a multiple of 16; kernels/blocked.h). The results are those of
+// oneDNN's blocked layout from one node to the next instead of being reordered to NCHW and
+// back around every convolution: nChw16c with AVX-512, nChw8c with AVX2 alone, whichever the
+// primitive writes. A blocked activation travels as a float tensor [N, C/B, H, W, B] (C a
+// multiple of the width B; kernels/blocked.h). The results are those of
 // at::mkldnn_convolution bit for bit (tests assert it), so LibTorch's own wherever ATen picks
 // oneDNN: the caller asks ATen's backend choice first.
 class OneDnnBlockedConv {
@@ -100,10 +101,11 @@ class OneDnnBlockedConv {
   };
   // Null where it does not apply: a weight that is not a 4-D float tensor, a bad parameter.
   static std::shared_ptr<const OneDnnBlockedConv> make(const at::Tensor& weight, Params p);
-  // X ([N, C, H, W] contiguous, or [N, C/16, H, W, 16] when x_blocked) and bias B (may be
-  // undefined) -> Y: blocked where want_blocked, the output channels are a multiple of 16
-  // and the primitive writes nChw16c, else [N, O, OH, OW]. Undefined where the call does not
-  // fit (dtype, channels, an empty tensor, an output size <= 0), for ATen to run it.
+  // X ([N, C, H, W] contiguous, or [N, C/B, H, W, B] when x_blocked, B 8 or 16) and bias B
+  // (may be undefined) -> Y: blocked where want_blocked and the primitive writes nChw16c or
+  // nChw8c (the output channels a multiple of that width), else [N, O, OH, OW]. Undefined
+  // where the call does not fit (dtype, channels, an empty tensor, an output size <= 0), for
+  // ATen to run it.
   at::Tensor run(const at::Tensor& x, bool x_blocked, const at::Tensor& b, bool want_blocked) const;
   static uint64_t runs();
   ~OneDnnBlockedConv();
@@ -127,8 +129,9 @@ class OneDnnMatmul {
   // A (M x K, float) @ B + C (C undefined, or N floats: a row added to every row) -> M x N;
   // undefined where the call does not fit (dtype, shape, fewer than 2 rows), for ATen to run.
   at::Tensor run(const at::Tensor& a, const at::Tensor& c) const;
-  int64_t rows() const;  // K
-  int64_t cols() const;  // N
+  int64_t rows() const;         // K
+  int64_t cols() const;         // N
+  size_t packed_bytes() const;  // of B in the format oneDNN's kernels read
   static uint64_t runs();
   ~OneDnnMatmul();
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <tuple>
 
+#include "backend/kernels/blocked.h"
 #include "backend/onednn.h"
 #include "backend/onednn_util.h"
 
@@ -18,10 +19,12 @@ struct OneDnnBlockedConv::Impl {
   Params p;
   struct Entry {
     dnnl::convolution_forward prim;
-    memory::desc src, dst, scratch;       // what the primitive reads and writes
-    memory::desc plain_src, blocked_src;  // X as given: NCHW, or nChw16c
+    memory::desc src, dst, scratch;  // what the primitive reads and writes
+    // X as given: NCHW, or blocked by 8 or 16 channels ([0]: nChw8c, [1]: nChw16c).
+    memory::desc plain_src, blocked_src[2];
     memory::desc plain_dst, blocked_dst;  // Y as returned
-    Reorder from_plain, from_blocked;     // into src, where it differs
+    int64_t width = 0;  // of the blocked layout dst is in (8 or 16), else 0: Y is NCHW
+    Reorder from_plain, from_blocked[2];  // into src, where it differs
     Reorder to_plain;                     // dst to NCHW, where it differs
     memory weights;
     std::vector<int64_t> out_sizes;
@@ -75,12 +78,20 @@ std::shared_ptr<const OneDnnBlockedConv::Impl::Entry> OneDnnBlockedConv::Impl::b
     e->dst = pd.dst_desc();
     e->scratch = pd.scratchpad_desc();
     e->plain_src = memory::desc(dims_of(x), kF32, Tag::nchw);
-    e->blocked_src = memory::desc(dims_of(x), kF32, Tag::nChw16c);
     e->plain_dst = memory::desc(dims_of(out), kF32, Tag::nchw);
-    e->blocked_dst = memory::desc(dims_of(out), kF32, Tag::nChw16c);
     if (e->src != e->plain_src) e->from_plain = Reorder(e->plain_src, e->src);
-    if (x[1] % 16 == 0 && e->src != e->blocked_src)
-      e->from_blocked = Reorder(e->blocked_src, e->src);
+    for (int i = 0; i < 2; ++i) {
+      int64_t w = kBlockWidths[i];
+      if (x[1] % w != 0) continue;
+      e->blocked_src[i] = memory::desc(dims_of(x), kF32, w == 8 ? Tag::nChw8c : Tag::nChw16c);
+      if (e->src != e->blocked_src[i]) e->from_blocked[i] = Reorder(e->blocked_src[i], e->src);
+      // The layout the primitive writes (AVX-512: nChw16c, AVX2: nChw8c) is the one handed on.
+      memory::desc d(dims_of(out), kF32, w == 8 ? Tag::nChw8c : Tag::nChw16c);
+      if (out[1] % w == 0 && e->dst == d) {
+        e->blocked_dst = d;
+        e->width = w;
+      }
+    }
     if (e->dst != e->plain_dst) e->to_plain = Reorder(e->dst, e->plain_dst);
     e->weights = cache.weights(pd.weights_desc(), {wdims, kF32, g == 1 ? Tag::oihw : Tag::goihw},
                                weight.data_ptr());
@@ -114,11 +125,11 @@ at::Tensor OneDnnBlockedConv::run(const at::Tensor& x, bool x_blocked, const at:
                                   bool want_blocked) const {
   const at::Tensor& w = impl_->weight;
   if (x.scalar_type() != at::kFloat || x.numel() == 0) return {};
-  if (x_blocked ? (x.dim() != 5 || x.size(4) != 16 || !x.is_contiguous())
+  if (x_blocked ? (x.dim() != 5 || !blocked_width(x.size(4)) || !x.is_contiguous())
                 : (x.dim() != 4 || !x.is_contiguous()))
     return {};
   std::vector<int64_t> xs =
-      x_blocked ? std::vector<int64_t>{x.size(0), x.size(1) * 16, x.size(2), x.size(3)}
+      x_blocked ? std::vector<int64_t>{x.size(0), x.size(1) * x.size(4), x.size(2), x.size(3)}
                 : x.sizes().vec();
   if (xs[1] != w.size(1) * impl_->p.group) return {};
   if (b.defined() && (b.scalar_type() != at::kFloat || b.dim() != 1 || b.size(0) != w.size(0)))
@@ -130,16 +141,18 @@ at::Tensor OneDnnBlockedConv::run(const at::Tensor& x, bool x_blocked, const at:
     const dnnl::engine& eng = cpu_engine();
     dnnl::stream s(eng);
     at::Tensor src_buf, dst_buf, scratch_buf;
-    memory user_src(x_blocked ? e->blocked_src : e->plain_src, eng, x.data_ptr());
-    const Reorder& in = x_blocked ? e->from_blocked : e->from_plain;
+    int wi = x_blocked && x.size(4) == 16 ? 1 : 0;
+    memory user_src(x_blocked ? e->blocked_src[wi] : e->plain_src, eng, x.data_ptr());
+    const Reorder& in = x_blocked ? e->from_blocked[wi] : e->from_plain;
     memory src = user_src;
     if (user_src.get_desc() != e->src) {
       src = scratch_memory(e->src, src_buf);
       in.run(s, user_src, src);
     }
     const std::vector<int64_t>& out = e->out_sizes;
-    bool blocked_out = want_blocked && out[1] % 16 == 0 && e->dst == e->blocked_dst;
-    at::Tensor y = blocked_out ? at::empty({out[0], out[1] / 16, out[2], out[3], 16}, x.options())
+    const int64_t bw = e->width;
+    bool blocked_out = want_blocked && bw > 0;
+    at::Tensor y = blocked_out ? at::empty({out[0], out[1] / bw, out[2], out[3], bw}, x.options())
                                : at::empty(out, x.options());
     memory user_dst(blocked_out ? e->blocked_dst : e->plain_dst, eng, y.data_ptr());
     memory dst = blocked_out || e->dst == e->plain_dst ? user_dst : scratch_memory(e->dst, dst_buf);

@@ -9,6 +9,8 @@
 // before the write, are redirected to the new version (views are made again from it).
 #include "export/functionalize.h"
 
+#include <ATen/ATen.h>
+#include <ATen/TensorUtils.h>
 #include <torch/csrc/jit/ir/ir.h>
 
 #include <algorithm>
@@ -55,8 +57,36 @@ std::optional<at::ScalarType> dtype_of(const jit::Value* v) {
   return std::nullopt;
 }
 
+// reshape, flatten, reshape_as and contiguous return a view only where ATen can make one
+// (contiguous: an input that already is; reshape: strides that allow the new shape), and a
+// copy otherwise, which later in-place writes do not reach. Where the input's sizes and
+// strides are known (a trace records them), ATen's own test on them says which (its
+// is_contiguous, and the computeStride that reshape asks); false where it copies. Unknown strides
+// count as a view, as before.
+bool may_share(const jit::Node* n) {
+  const std::string kind = n->kind().toQualString();
+  if (kind != "aten::reshape" && kind != "aten::reshape_as" && kind != "aten::flatten" &&
+      kind != "aten::contiguous")
+    return true;
+  auto in = n->input(0)->type()->cast<c10::TensorType>();
+  auto out = n->output()->type()->cast<c10::TensorType>();
+  if (!in || !out) return true;
+  auto sizes = in->sizes().concrete_sizes(), strides = in->strides().concrete_sizes();
+  auto out_sizes = out->sizes().concrete_sizes();
+  if (!sizes || !strides || !out_sizes || sizes->size() != strides->size()) return true;
+  try {
+    if (kind == "aten::contiguous")
+      return at::empty_strided(*sizes, *strides, at::TensorOptions().device(at::kMeta))
+          .is_contiguous();
+    return at::detail::computeStride(*sizes, *strides, *out_sizes).has_value();
+  } catch (const std::exception&) {
+    return true;
+  }
+}
+
 View view_kind(const jit::Node* n) {
   if (n->inputs().empty() || !is_tensor(n->input(0))) return View::None;
+  if (n->outputs().size() == 1 && !may_share(n)) return View::None;
   static const std::map<std::string, View> kViews = {
       {"aten::slice", View::Slice},
       {"aten::narrow", View::Narrow},

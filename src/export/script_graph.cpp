@@ -112,13 +112,17 @@ namespace {
 // What a tensor value looked like on every run of its definition.
 struct Observed {
   at::ScalarType dtype = at::ScalarType::Undefined;
-  std::vector<std::optional<int64_t>> sizes;
+  // Strides too: whether a reshape, flatten or contiguous of it made a view or a copy
+  // depends on them (functionalize.cpp).
+  std::vector<std::optional<int64_t>> sizes, strides;
   bool rank_varies = false, dtype_varies = false, seen = false;
   void add(const at::Tensor& t) {
     std::vector<std::optional<int64_t>> s(t.sizes().begin(), t.sizes().end());
+    std::vector<std::optional<int64_t>> st(t.strides().begin(), t.strides().end());
     if (!seen) {
       dtype = t.scalar_type();
       sizes = s;
+      strides = st;
       seen = true;
       return;
     }
@@ -127,18 +131,30 @@ struct Observed {
       rank_varies = true;
       return;
     }
-    for (size_t i = 0; i < s.size(); ++i)
+    for (size_t i = 0; i < s.size(); ++i) {
       if (sizes[i] != s[i]) sizes[i] = std::nullopt;
+      if (strides[i] != st[i]) strides[i] = std::nullopt;
+    }
   }
   c10::TypePtr type() const {
     c10::optional<at::ScalarType> dt;
     if (!dtype_varies) dt = dtype;
     c10::Device cpu(at::kCPU);
     if (rank_varies) return c10::TensorType::create(dt, cpu, c10::optional<size_t>(), false);
-    std::vector<c10::optional<int64_t>> dims;
-    for (const auto& d : sizes) dims.push_back(d ? c10::optional<int64_t>(*d) : c10::nullopt);
-    return c10::TensorType::create(dt, cpu, c10::VaryingShape<int64_t>(dims),
-                                   c10::VaryingShape<int64_t>(dims.size()), false);
+    std::vector<c10::optional<int64_t>> dims, steps;
+    bool complete = true;  // (c10 derives stride properties only from complete sizes)
+    for (const auto& d : sizes) {
+      dims.push_back(d ? c10::optional<int64_t>(*d) : c10::nullopt);
+      complete = complete && d;
+    }
+    for (const auto& d : strides) {
+      steps.push_back(d ? c10::optional<int64_t>(*d) : c10::nullopt);
+      complete = complete && d;
+    }
+    return c10::TensorType::create(
+        dt, cpu, c10::VaryingShape<int64_t>(dims),
+        complete ? c10::VaryingShape<int64_t>(steps) : c10::VaryingShape<int64_t>(dims.size()),
+        false);
   }
 };
 

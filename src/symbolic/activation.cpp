@@ -99,11 +99,13 @@ TONNX_SYMBOLIC("aten::prelu", 9, [](SymbolicContext& g, Value* x, Value* w) -> O
   return g.op("PRelu", {x, w});
 });
 
-// threshold(self, threshold, value): x if x > threshold else value.
+// threshold(self, threshold, value): value where x <= threshold, else x (so NaN stays NaN).
 TONNX_SYMBOLIC("aten::threshold", 9, [](SymbolicContext& g) -> Outputs {
   at::ScalarType dt = g.scalar_type(0);
   Value* x = g.input(0);
-  return g.op("Where", {g.op("Greater", {x, input_as(g, 1, dt)}), x, input_as(g, 2, dt)});
+  Value* keep = g.op("Greater", {x, input_as(g, 1, dt)});
+  if (at::isFloatingType(dt)) keep = g.op("Or", {keep, g.op("IsNaN", {x})});
+  return g.op("Where", {keep, x, input_as(g, 2, dt)});
 });
 
 Outputs clip(SymbolicContext& g, Value* x, double lo, double hi) {
@@ -165,8 +167,11 @@ TONNX_SYMBOLIC("aten::mish", 9, [](SymbolicContext& g, Value* x) {
 TONNX_SYMBOLIC("aten::log_sigmoid", 9, [](SymbolicContext& g, Value* x) {
   return g.op("Neg", {g.op("Softplus", {g.op("Neg", {x})})});
 });
-TONNX_SYMBOLIC("aten::hardshrink", 9, [](SymbolicContext& g, Value* x, double lambd) {
-  return g.op("Shrink", {x}, {{"lambd", lambd}, {"bias", 0.0f}});
+// hardshrink: 0 where -lambd <= x <= lambd, else x: NaN stays NaN (ONNX's Shrink gives 0).
+TONNX_SYMBOLIC("aten::hardshrink", 9, [](SymbolicContext& g, Value* x, double lambd) -> Outputs {
+  Value* y = g.op("Shrink", {x}, {{"lambd", lambd}, {"bias", 0.0f}});
+  if (!at::isFloatingType(g.scalar_type(0))) return y;
+  return g.op("Where", {g.op("IsNaN", {x}), x, y});
 });
 TONNX_SYMBOLIC("aten::softshrink", 9, [](SymbolicContext& g, Value* x, double lambd) {
   return g.op("Shrink", {x}, {{"lambd", lambd}, {"bias", lambd}});

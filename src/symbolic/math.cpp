@@ -50,6 +50,28 @@ TONNX_SYMBOLIC("aten::mul", 9, [](SymbolicContext& g) -> Outputs {
   return arith(g, "Mul", input_as(g, 0, dt), input_as(g, 1, dt), dt);
 });
 
+// a // b, rounded toward -inf, as LibTorch computes it. Integers: q = (a - fmod(a, b)) / b is
+// exact, then q - 1 where the remainder is non-zero and its sign differs from b's. Floats:
+// the same q (not floor(a / b), which rounds 1.0 / 0.1 to 10 where LibTorch gives 9), then
+// floor(q), plus 1 where q - floor(q) > 0.5; a zero q takes the sign of a / b, and b == 0
+// gives a / b (IEEE).
+Value* floor_div(SymbolicContext& g, Value* a, Value* b, at::ScalarType dt) {
+  Value* r = g.op("Mod", {a, b}, {{"fmod", int64_t{1}}});
+  Value* q = g.op("Div", {g.op("Sub", {a, r}), b});
+  Value* zero = g.constant_scalar(0, dt);
+  Value* one = g.constant_scalar(1, dt);
+  Value* differ = g.op("Xor", {g.op("Less", {r, zero}), g.op("Less", {b, zero})});
+  Value* fix = g.op("And", {differ, g.op("Not", {equal(g, r, zero, dt)})});
+  q = g.op("Where", {fix, g.op("Sub", {q, one}), q});
+  if (at::isIntegralType(dt, /*includeBool=*/false)) return q;
+  Value* f = g.op("Floor", {q});
+  Value* up = g.op("Greater", {g.op("Sub", {q, f}), g.constant_scalar(0.5, dt)});
+  f = g.op("Where", {up, g.op("Add", {f, one}), f});
+  Value* quotient = g.op("Div", {a, b});
+  f = g.op("Where", {equal(g, q, zero, dt), g.op("Mul", {quotient, zero}), f});
+  return g.op("Where", {equal(g, b, zero, dt), quotient, f});
+}
+
 // div(self, other[, rounding_mode]): true division in the result type (float for ints).
 Outputs div(SymbolicContext& g) {
   at::ScalarType dt = g.output_scalar_type();
@@ -59,10 +81,12 @@ Outputs div(SymbolicContext& g) {
   // (trunc: ONNX Div on integers truncates; floor: see floor_divide below).
   bool is_int = at::isIntegralType(dt, /*includeBool=*/false);
   if (is_int && mode == "trunc") return binary(g, "Div", dt);
-  at::ScalarType work = is_int ? at::kDouble : dt;
-  Value* q = binary(g, "Div", work);
-  if (mode == "floor") return g.cast(g.op("Floor", {q}), dt);
+  if (mode == "floor") {
+    if (g.opset() < 10) g.unsupported_below(10, "div with rounding_mode='floor' (Mod)");
+    return floor_div(g, input_as(g, 0, dt), input_as(g, 1, dt), dt);
+  }
   if (mode != "trunc") g.fail("rounding_mode '" + mode + "' is not one of 'floor', 'trunc'");
+  Value* q = binary(g, "Div", dt);
   // trunc(q) = sign(q) * floor(|q|)
   q = g.op("Mul", {g.op("Sign", {q}), g.op("Floor", {g.op("Abs", {q})})});
   return g.cast(q, dt);
@@ -120,6 +144,9 @@ const bool kUnaryTable = [] {
 TONNX_SYMBOLIC("aten::round", 11, [](SymbolicContext& g) -> Outputs {
   if (g.num_inputs() > 1 && !g.is_none(1) && g.i(1) != 0)
     g.fail("round with decimals has no ONNX equivalent");
+  // An integer tensor rounds to itself (ONNX's Round takes floats only).
+  if (at::isIntegralType(g.scalar_type(0), /*includeBool=*/true))
+    return g.op("Identity", {g.input(0)});
   return g.op("Round", {g.input(0)});
 });
 TONNX_SYMBOLIC("aten::rsqrt", 9, [](SymbolicContext& g) {
@@ -158,23 +185,33 @@ TONNX_SYMBOLIC("aten::bitwise_not", 9, [](SymbolicContext& g) -> Outputs {
 
 // ---- Binary ops with PyTorch's type promotion.
 
-// The common type of inputs 0 and 1 as PyTorch computes it (a scalar does not promote a
-// tensor of the same category).
+// The common type of inputs 0 and 1 as PyTorch computes it (c10's result_type): operands
+// fall in three classes, tensors with dimensions, zero-dim tensors and scalars (a Python
+// number, or a constant zero-dim tensor, as a trace records one); a later class decides the
+// type only where its category (bool < integer < float) is higher, so `x > thr` with x
+// float32 and thr a float64 zero-dim buffer compares in float32, and `u > lim` with u uint8
+// and lim an int64 zero-dim tensor in uint8.
 at::ScalarType common_type(SymbolicContext& g) {
-  auto t0 = g.type(0), t1 = g.type(1);
-  bool s0 =
-      g.arg_type(0) != "Tensor" || (t0 && t0->shape && t0->shape->empty() && g.is_constant(0));
-  bool s1 =
-      g.arg_type(1) != "Tensor" || (t1 && t1->shape && t1->shape->empty() && g.is_constant(1));
-  at::ScalarType a = t0 ? ir::scalar_type_from_dtype(t0->dtype) : at::kFloat;
-  at::ScalarType b = t1 ? ir::scalar_type_from_dtype(t1->dtype) : at::kFloat;
-  if (s0 == s1) return at::promote_types(a, b);
-  at::ScalarType tensor = s0 ? b : a, scalar = s0 ? a : b;
-  bool tf = at::isFloatingType(tensor), sf = at::isFloatingType(scalar);
   const at::ScalarType dflt = c10::typeMetaToScalarType(c10::get_default_dtype());
-  if (tensor == at::kBool && scalar != at::kBool) return sf ? dflt : at::kLong;
-  if (!tf && sf) return dflt;  // int tensor op float scalar -> the default dtype
-  return tensor;
+  at::ScalarType cls[3] = {at::ScalarType::Undefined, at::ScalarType::Undefined,
+                           at::ScalarType::Undefined};
+  for (size_t i = 0; i < 2; ++i) {
+    auto t = g.type(i);
+    at::ScalarType dt = t ? ir::scalar_type_from_dtype(t->dtype) : at::kFloat;
+    bool zero_dim = t && t->shape && t->shape->empty();
+    size_t c = g.arg_type(i) != "Tensor" || (zero_dim && g.is_constant(i)) ? 2 : zero_dim ? 1 : 0;
+    if (c == 2 && at::isFloatingType(dt)) dt = dflt;  // a float scalar counts as the default
+    cls[c] = cls[c] == at::ScalarType::Undefined ? dt : at::promote_types(cls[c], dt);
+  }
+  // c10's combine_categories: the higher class's type, unless the lower one's category is
+  // higher (then both promote).
+  auto combine = [](at::ScalarType higher, at::ScalarType lower) {
+    if (higher == at::ScalarType::Undefined) return lower;
+    if (lower == at::ScalarType::Undefined || at::isFloatingType(higher)) return higher;
+    if (higher == at::kBool || at::isFloatingType(lower)) return at::promote_types(higher, lower);
+    return higher;
+  };
+  return combine(cls[0], combine(cls[1], cls[2]));
 }
 
 Outputs compare(SymbolicContext& g, const char* op, bool negate = false) {
@@ -319,20 +356,11 @@ TONNX_SYMBOLIC("aten::remainder", 10, [](SymbolicContext& g) -> Outputs {
   return g.op("Where", {fix, g.op("Add", {r, b}), r});
 });
 
-// floor_divide: rounds toward -inf (PyTorch >= 1.13). Integers: q = (a - fmod(a, b)) / b
-// is exact, then q - 1 where the remainder is non-zero and its sign differs from b's.
+// floor_divide: rounds toward -inf (PyTorch >= 1.13), as div(rounding_mode='floor').
 // aten::floordiv is Python's // on scalars in scripted code (head_dim = embed_dim // heads).
 Outputs floor_divide(SymbolicContext& g) {
   at::ScalarType dt = g.output_scalar_type();
-  Value* a = input_as(g, 0, dt);
-  Value* b = input_as(g, 1, dt);
-  if (!at::isIntegralType(dt, /*includeBool=*/false)) return g.op("Floor", {g.op("Div", {a, b})});
-  Value* r = g.op("Mod", {a, b}, {{"fmod", int64_t{1}}});
-  Value* q = g.op("Div", {g.op("Sub", {a, r}), b});
-  Value* zero = g.constant_scalar(0, dt);
-  Value* differ = g.op("Xor", {g.op("Less", {r, zero}), g.op("Less", {b, zero})});
-  Value* fix = g.op("And", {differ, g.op("Not", {g.op("Equal", {r, zero})})});
-  return g.op("Where", {fix, g.op("Sub", {q, g.constant_scalar(1, dt)}), q});
+  return floor_div(g, input_as(g, 0, dt), input_as(g, 1, dt), dt);
 }
 TONNX_SYMBOLIC("aten::floor_divide", 10, floor_divide);
 TONNX_SYMBOLIC("aten::floordiv", 10, floor_divide);

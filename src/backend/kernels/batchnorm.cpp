@@ -5,6 +5,7 @@
 // with at::batch_norm and at::relu_ bit for bit, in both layouts, and on any difference
 // every call returns undefined and the caller runs ATen.
 #include "backend/kernels/batchnorm.h"
+#include "backend/kernels/blocked.h"
 
 #include <ATen/Parallel.h>
 
@@ -100,6 +101,27 @@ __attribute__((target("avx2,fma"))) void affine_rows16(const float* x, float* y,
   }
 }
 
+// Blocked rows of 8 channels (oneDNN's layout on CPUs without AVX-512).
+__attribute__((target("avx2,fma"))) void affine_rows8(const float* x, float* y, int64_t rows,
+                                                      const float* a, const float* b, bool relu) {
+  const __m256 zero = _mm256_setzero_ps();
+  const __m256 a0 = _mm256_loadu_ps(a), b0 = _mm256_loadu_ps(b);
+  for (int64_t r = 0; r < rows; ++r, x += 8, y += 8) {
+    __m256 v0 = _mm256_fmadd_ps(_mm256_loadu_ps(x), a0, b0);
+    if (relu) v0 = _mm256_max_ps(zero, v0);
+    _mm256_storeu_ps(y, v0);
+  }
+}
+
+// Rows of `width` (8 or 16) channels.
+void affine_rows(const float* x, float* y, int64_t rows, const float* a, const float* b, bool relu,
+                 int64_t width) {
+  if (width == 16)
+    affine_rows16(x, y, rows, a, b, relu);
+  else
+    affine_rows8(x, y, rows, a, b, relu);
+}
+
 at::Tensor run(const at::Tensor& x, const BatchNormTerms& t, bool relu, at::Tensor out) {
   if (!t.defined() || x.scalar_type() != at::kFloat || x.dim() < 2 || x.size(1) != t.alpha.numel())
     return {};
@@ -137,11 +159,12 @@ at::Tensor run(const at::Tensor& x, const BatchNormTerms& t, bool relu, at::Tens
   return out;
 }
 
-// The blocked layout (kernels/blocked.h): rows of 16 channels, block k's channels 16k...
+// The blocked layout (kernels/blocked.h): rows of B channels, block k's channels B k...
 at::Tensor run_blocked(const at::Tensor& x, const BatchNormTerms& t, bool relu, at::Tensor out) {
-  if (!t.defined() || x.scalar_type() != at::kFloat || x.dim() != 5 || x.size(4) != 16 ||
-      !x.is_contiguous() || x.size(1) * 16 != t.alpha.numel())
+  if (!t.defined() || x.scalar_type() != at::kFloat || x.dim() != 5 || !blocked_width(x.size(4)) ||
+      !x.is_contiguous() || x.size(1) * x.size(4) != t.alpha.numel())
     return {};
+  const int64_t width = x.size(4);
   if (!out.defined())
     out = at::empty_like(x);
   else if (out.sizes() != x.sizes() || !out.is_contiguous() || out.scalar_type() != at::kFloat)
@@ -149,14 +172,14 @@ at::Tensor run_blocked(const at::Tensor& x, const BatchNormTerms& t, bool relu, 
   const float* px = x.data_ptr<float>();
   float* py = out.data_ptr<float>();
   const float *pa = t.alpha.data_ptr<float>(), *pb = t.beta.data_ptr<float>();
-  const int64_t blocks = x.size(1), rows = x.size(2) * x.size(3), plane = rows * 16;
+  const int64_t blocks = x.size(1), rows = x.size(2) * x.size(3), plane = rows * width;
   constexpr int64_t kGrain = 256 << 10;
   at::parallel_for(0, x.size(0) * blocks,
                    std::max<int64_t>(1, kGrain / std::max<int64_t>(plane, 1)),
                    [&](int64_t b, int64_t e) {
                      for (int64_t p = b; p < e; ++p)
-                       affine_rows16(px + p * plane, py + p * plane, rows, pa + (p % blocks) * 16,
-                                     pb + (p % blocks) * 16, relu);
+                       affine_rows(px + p * plane, py + p * plane, rows, pa + (p % blocks) * width,
+                                   pb + (p % blocks) * width, relu, width);
                    });
   return out;
 }
@@ -169,16 +192,18 @@ at::Tensor run_concat(const std::vector<at::Tensor>& xs, const BatchNormTerms& t
   const at::Tensor& x0 = xs[0];
   const int64_t rank = blocked ? 5 : x0.dim();
   if (rank < 2) return {};
-  int64_t groups = 0;  // channels (NCHW) or blocks of 16 (blocked) in all
+  int64_t groups = 0;  // channels (NCHW) or blocks (blocked) in all
+  // channels per group: 1, or the block width (kernels/blocked.h), the same for every input
+  const int64_t width = blocked && x0.defined() && x0.dim() == 5 ? x0.size(4) : 1;
+  if (blocked && !blocked_width(width)) return {};
   for (const at::Tensor& x : xs) {
     if (!x.defined() || x.scalar_type() != at::kFloat || x.dim() != rank || !x.is_contiguous())
       return {};
-    if (blocked && x.size(4) != 16) return {};
+    if (blocked && x.size(4) != width) return {};
     for (int64_t d = 0; d < rank; ++d)
       if (d != 1 && x.size(d) != x0.size(d)) return {};
     groups += x.size(1);
   }
-  const int64_t width = blocked ? 16 : 1;  // channels per group
   if (groups * width != t.alpha.numel()) return {};
   std::vector<int64_t> sizes = x0.sizes().vec();
   sizes[1] = groups;
@@ -204,8 +229,8 @@ at::Tensor run_concat(const std::vector<at::Tensor>& xs, const BatchNormTerms& t
                        const Group& gr = group[k];
                        const float* x = gr.src + (n * gr.count + gr.index) * plane;
                        if (blocked)
-                         affine_rows16(x, py + p * plane, plane / 16, pa + k * 16, pb + k * 16,
-                                       relu);
+                         affine_rows(x, py + p * plane, plane / width, pa + k * width,
+                                     pb + k * width, relu, width);
                        else
                          affine_plane(x, py + p * plane, plane, pa[k], pb[k], relu);
                      }

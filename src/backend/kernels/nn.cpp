@@ -148,7 +148,7 @@ at::Tensor run_blocked_conv(const OneDnnBlockedConv& blocked, const ConvLike& c,
       (!x_blocked && x.suggest_memory_format() != at::MemoryFormat::Contiguous))
     return {};
   std::vector<int64_t> xs = x.sizes().vec();
-  if (x_blocked) xs = {x.size(0), x.size(1) * 16, x.size(2), x.size(3)};
+  if (x_blocked) xs = {x.size(0), x.size(1) * x.size(4), x.size(2), x.size(3)};
   if (xs[1] != w.size(1) * group || w.dim() != 4) return {};
   if (b.defined() && (b.scalar_type() != at::kFloat || b.dim() != 1)) return {};
   std::vector<int64_t> pads(2, 0);

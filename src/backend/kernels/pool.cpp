@@ -358,7 +358,7 @@ bool probe_matches_aten(bool blocked) {
     flat[203] = -std::numeric_limits<float>::infinity();
     flat[260] = std::numeric_limits<float>::infinity();
     flat[300] = -std::nanf("");
-    const at::Tensor xb = blocked ? plain_to_blocked(x) : at::Tensor();
+    const at::Tensor xb = blocked ? plain_to_blocked(x, 16) : at::Tensor();
     auto got = [&](const Pool2d& p, bool is_max, bool include_pad) {
       if (!blocked) return run(x, p, is_max, include_pad);
       at::Tensor y = run_blocked(xb, p, is_max, include_pad);

@@ -65,6 +65,25 @@ double source_coord(const ResizeAttrs& a, int64_t i, int64_t in, double out, dou
   return 0.5 * (start + end) * (in - 1);
 }
 
+// The same in float, as ONNX Runtime and LibTorch compute a nearest neighbour's coordinate: in
+// double, x / 2.9f for output 29 is 9.99999967 (floor 9), in float 10 (LibTorch: 10).
+double source_coord_float(const ResizeAttrs& a, int64_t i, int64_t in, double out, double scale,
+                          double start, double end) {
+  float x = static_cast<float>(i), s = static_cast<float>(scale);
+  switch (a.coord) {
+    case Coord::HalfPixel:
+      return (x + 0.5f) / s - 0.5f;
+    case Coord::PytorchHalfPixel:
+      return out > 1 ? (x + 0.5f) / s - 0.5f : 0.0f;
+    case Coord::Asymmetric:
+      return x / s;
+    case Coord::TfHalfPixelForNn:
+      return (x + 0.5f) / s;
+    default:
+      return source_coord(a, i, in, out, scale, start, end);
+  }
+}
+
 int64_t nearest_index(Rounding mode, double x) {
   if (mode == Rounding::Floor) return static_cast<int64_t>(std::floor(x));
   if (mode == Rounding::Ceil) return static_cast<int64_t>(std::ceil(x));
@@ -83,7 +102,8 @@ std::pair<at::Tensor, at::Tensor> axis_weights(const ResizeAttrs& a, int64_t in,
   auto M = m.accessor<double, 2>();
   auto clampi = [in](int64_t k) { return std::clamp<int64_t>(k, 0, in - 1); };
   for (int64_t i = 0; i < out; ++i) {
-    double x = source_coord(a, i, in, in * scale, scale, start, end);
+    double x = a.mode == Mode::Nearest ? source_coord_float(a, i, in, in * scale, scale, start, end)
+                                       : source_coord(a, i, in, in * scale, scale, start, end);
     // A NaN or astronomically far coordinate (a scale of 1e-300, a hostile roi) would make
     // the index casts undefined.
     if (!(std::fabs(x) < 1e15))
@@ -137,7 +157,10 @@ at::Tensor resize(const ir::Node& n, const ResizeAttrs& a, const at::Tensor& x,
       if (!(scales[d] > 0) || !std::isfinite(scales[d]))
         kernel_fail(n, "scales[" + std::to_string(d) + "] is " + std::to_string(scales[d]) +
                            "; scales must be positive and finite");
-      double size = std::floor(static_cast<double>(x.size(d)) * scales[d]);
+      // In float, as ONNX Runtime computes it (and as the exporter declared it): 5 * 1.4f is
+      // 7 in float, 6.99999988 in double.
+      double size = std::floor(
+          static_cast<double>(static_cast<float>(x.size(d)) * static_cast<float>(scales[d])));
       if (size > static_cast<double>(int64_t{1} << 40))
         kernel_fail(n, "scales[" + std::to_string(d) + "] = " + std::to_string(scales[d]) +
                            " makes axis " + std::to_string(d) + " of size " +

@@ -154,19 +154,24 @@ at::Tensor concat_contiguous(const Tensors& in, int64_t axis) {
   return out;
 }
 
-// Blocked inputs along channels (kernels/blocked.h), an NCHW one among them converted where
-// its channels are a multiple of 16 (a thin convolution's output, next to a wide blocked
-// concatenation); undefined where a shape does not fit.
+// Blocked inputs along channels (kernels/blocked.h), all of one block width, an NCHW one
+// among them converted where its channels are a multiple of that width (a thin convolution's
+// output, next to a wide blocked concatenation); undefined where a shape does not fit.
 at::Tensor concat_blocked(const Tensors& in, const std::vector<bool>& in_b) {
+  int64_t width = 0;
+  for (size_t i = 0; i < in.size() && !width; ++i)
+    if (is_blocked(in[i], i < in_b.size() && in_b[i])) width = in[i].size(4);
+  if (!blocked_width(width)) return {};
   Tensors blocks;
   for (size_t i = 0; i < in.size(); ++i) {
     const at::Tensor& t = in[i];
     if (!t.defined() || t.scalar_type() != at::kFloat) return {};
     if (is_blocked(t, i < in_b.size() && in_b[i])) {
+      if (t.size(4) != width) return {};
       blocks.push_back(t.contiguous());
     } else {
-      if (t.dim() != 4 || t.size(1) % 16 != 0) return {};
-      blocks.push_back(plain_to_blocked(t));
+      if (t.dim() != 4 || t.size(1) % width != 0) return {};
+      blocks.push_back(plain_to_blocked(t, width));
     }
     const at::Tensor& b = blocks.back();
     if (b.size(0) != blocks[0].size(0) || b.size(2) != blocks[0].size(2) ||
