@@ -1,6 +1,7 @@
 // Symbolic functions of the exporter core (conv, pool, norm, linear, shape, math,
 // activation), each exported and checked on tonnx's backend and ONNX Runtime against
 // LibTorch eager, over the opsets where the symbolics differ.
+#include "error_of.h"
 #include "test_util.h"
 
 namespace tonnx::test {
@@ -256,22 +257,16 @@ TEST_P(Opset, ReshapeThatCopiesIsNotAView) {
 TEST_P(Opset, InterpolateNearestAtNonIntegerScales) {
   if (opset() < 11) GTEST_SKIP() << "checked from opset 11 (Resize)";
   namespace F = torch::nn::functional;
-  for (double scale : {1.4, 2.9}) {
-    expect_fn_matches(
-        [scale](Tensor x) {
-          return F::interpolate(x, F::InterpolateFuncOptions()
-                                       .scale_factor(std::vector<double>{scale, scale})
-                                       .mode(torch::kNearest));
-        },
-        {torch::randn({1, 2, 5, 5})}, opset(), "nearest_scale_" + std::to_string(scale));
-    expect_fn_matches(
-        [scale](Tensor x) {
-          return F::interpolate(x, F::InterpolateFuncOptions()
-                                       .scale_factor(std::vector<double>{scale, scale})
-                                       .mode(torch::kNearest));
-        },
-        {torch::randn({1, 1, 15, 20})}, opset(), "nearest_scale_wide_" + std::to_string(scale));
-  }
+  for (double scale : {1.4, 2.9})
+    for (const auto& shape : {std::vector<int64_t>{1, 2, 5, 5}, std::vector<int64_t>{1, 1, 15, 20}})
+      expect_fn_matches(
+          [scale](Tensor x) {
+            return F::interpolate(x, F::InterpolateFuncOptions()
+                                         .scale_factor(std::vector<double>{scale, scale})
+                                         .mode(torch::kNearest));
+          },
+          {torch::randn(shape)}, opset(),
+          "nearest_scale_" + std::to_string(scale) + "_" + std::to_string(shape[3]));
 }
 
 TEST_P(Opset, LinearForms) {
@@ -355,9 +350,22 @@ TEST_P(Opset, AddSubMulDivPromotionAndBroadcast) {
   expect_fn_matches([](Tensor a, Tensor b) { return a / b; },
                     {torch::tensor({7L, -7L, 9L}), torch::tensor({2L, 2L, -4L})}, opset(),
                     "div_int_true");
-  expect_fn_matches([](Tensor a, Tensor b) { return torch::div(a, b, "floor"); },
-                    {torch::tensor({7.5f, -7.5f, 9.f}), torch::tensor({2.f, 2.f, -4.f})}, opset(),
-                    "div_floor");
+  auto div_floor = [](Tensor a, Tensor b) { return torch::div(a, b, "floor"); };
+  expect_fn_matches(div_floor, {torch::tensor({7L, -7L, 9L}), torch::tensor({2L, 2L, -4L})},
+                    opset(), "div_floor_int");
+  std::vector<Tensor> floats{torch::tensor({7.5f, -7.5f, 9.f}), torch::tensor({2.f, 2.f, -4.f})};
+  if (opset() >= 10) {
+    expect_fn_matches(div_floor, floats, opset(), "div_floor");
+  } else {  // LibTorch's floor division of floats needs fmod (Mod); floor(a / b) is not it
+    ExportOptions opt;
+    opt.opset_version = opset();
+    std::string e = error_of([&] {
+      export_traceable(make_traceable_fn(div_floor), floats, temp_dir("df9") + "/m.onnx", opt);
+    });
+    EXPECT_NE(e.find("floor division of floating-point tensors (Mod) needs opset 10"),
+              std::string::npos)
+        << e;
+  }
   expect_fn_matches([](Tensor a, Tensor b) { return torch::div(a, b, "trunc"); },
                     {torch::tensor({7L, -7L, 9L}), torch::tensor({2L, 2L, -4L})}, opset(),
                     "div_trunc_int");

@@ -8,9 +8,8 @@
 // a new version of the root; later reads of the root's old version, and of views made from it
 // before the write, are redirected to the new version (views are made again from it).
 #include "export/functionalize.h"
+#include "export/view_ops.h"
 
-#include <ATen/ATen.h>
-#include <ATen/TensorUtils.h>
 #include <torch/csrc/jit/ir/ir.h>
 
 #include <algorithm>
@@ -33,105 +32,6 @@ std::string where(const jit::Node* n) {
   std::string s = n->kind().toQualString();
   if (m->scope() && !m->scope()->isBlank()) s += " (scope " + m->scope()->namesFromRoot() + ")";
   return s;
-}
-
-bool is_tensor(const jit::Value* v) { return v->type()->cast<c10::TensorType>() != nullptr; }
-
-// How a view op relates its output to its input 0, and so how a write to the output goes back.
-enum class View {
-  None,       // not a view
-  Slice,      // slice(self, dim, start, end, step): slice_scatter
-  Narrow,     // narrow(self, dim, start, length): slice_scatter
-  Select,     // select(self, dim, index): select_scatter
-  Reshape,    // view/reshape/flatten/squeeze/unsqueeze...: reshape back to the base's sizes
-  Same,       // detach/alias/contiguous, to/type_as of the same dtype: the same tensor
-  Transpose,  // transpose(self, d0, d1): transpose back
-  T,          // t(self)
-  Permute,    // permute(self, dims): the inverse permutation
-  Other,      // shares memory in a way tonnx does not write back through (expand, diagonal...)
-};
-
-std::optional<at::ScalarType> dtype_of(const jit::Value* v) {
-  if (auto t = v->type()->cast<c10::TensorType>())
-    if (auto s = t->scalarType()) return *s;
-  return std::nullopt;
-}
-
-// reshape, flatten, reshape_as and contiguous return a view only where ATen can make one
-// (contiguous: an input that already is; reshape: strides that allow the new shape), and a
-// copy otherwise, which later in-place writes do not reach. Where the input's sizes and
-// strides are known (a trace records them), ATen's own test on them says which (its
-// is_contiguous, and the computeStride that reshape asks); false where it copies. Unknown strides
-// count as a view, as before.
-bool may_share(const jit::Node* n) {
-  const std::string kind = n->kind().toQualString();
-  if (kind != "aten::reshape" && kind != "aten::reshape_as" && kind != "aten::flatten" &&
-      kind != "aten::contiguous")
-    return true;
-  auto in = n->input(0)->type()->cast<c10::TensorType>();
-  auto out = n->output()->type()->cast<c10::TensorType>();
-  if (!in || !out) return true;
-  auto sizes = in->sizes().concrete_sizes(), strides = in->strides().concrete_sizes();
-  auto out_sizes = out->sizes().concrete_sizes();
-  if (!sizes || !strides || !out_sizes || sizes->size() != strides->size()) return true;
-  try {
-    if (kind == "aten::contiguous")
-      return at::empty_strided(*sizes, *strides, at::TensorOptions().device(at::kMeta))
-          .is_contiguous();
-    return at::detail::computeStride(*sizes, *strides, *out_sizes).has_value();
-  } catch (const std::exception&) {
-    return true;
-  }
-}
-
-View view_kind(const jit::Node* n) {
-  if (n->inputs().empty() || !is_tensor(n->input(0))) return View::None;
-  if (n->outputs().size() == 1 && !may_share(n)) return View::None;
-  static const std::map<std::string, View> kViews = {
-      {"aten::slice", View::Slice},
-      {"aten::narrow", View::Narrow},
-      {"aten::select", View::Select},
-      {"aten::view", View::Reshape},
-      {"aten::reshape", View::Reshape},
-      {"aten::_reshape_alias", View::Reshape},
-      {"aten::view_as", View::Reshape},
-      {"aten::reshape_as", View::Reshape},
-      {"aten::flatten", View::Reshape},
-      {"aten::unflatten", View::Reshape},
-      {"aten::squeeze", View::Reshape},
-      {"aten::unsqueeze", View::Reshape},
-      {"aten::detach", View::Same},
-      {"aten::alias", View::Same},
-      {"aten::contiguous", View::Same},
-      {"aten::transpose", View::Transpose},
-      {"aten::swapaxes", View::Transpose},
-      {"aten::swapdims", View::Transpose},
-      {"aten::t", View::T},
-      {"aten::permute", View::Permute},
-      {"prim::ConstantChunk", View::Other},
-  };
-  const std::string kind = n->kind().toQualString();
-  if (n->outputs().size() == 1 && is_tensor(n->output())) {
-    auto it = kViews.find(kind);
-    if (it != kViews.end()) return it->second;
-    if (kind == "aten::to" || kind == "aten::type_as") {
-      // The same tensor when nothing changes; a copy otherwise (or when copy=True).
-      auto in = dtype_of(n->input(0)), out = dtype_of(n->output());
-      bool copy = false;
-      if (const c10::FunctionSchema* s = n->maybeSchema())
-        for (size_t i = 1; i < n->inputs().size() && i < s->arguments().size(); ++i)
-          if (s->arguments()[i].name() == "copy")
-            if (auto c = jit::toIValue(n->input(i)); c && c->isBool()) copy = c->toBool();
-      return in && out && *in == *out && !copy ? View::Same : View::None;
-    }
-  }
-  if (kViews.count(kind)) return View::Other;  // prim::ConstantChunk
-  // Anything else whose schema says its result shares memory with an input.
-  const c10::FunctionSchema* s = n->maybeSchema();
-  if (!s) return View::None;
-  for (const c10::Argument& r : s->returns())
-    if (r.alias_info() && !r.alias_info()->isWrite()) return View::Other;
-  return View::None;
 }
 
 // The tensor arguments an op writes into (schema annotation Tensor(a!)).

@@ -56,14 +56,20 @@ TONNX_SYMBOLIC("aten::mul", 9, [](SymbolicContext& g) -> Outputs {
 // floor(q), plus 1 where q - floor(q) > 0.5; a zero q takes the sign of a / b, and b == 0
 // gives a / b (IEEE).
 Value* floor_div(SymbolicContext& g, Value* a, Value* b, at::ScalarType dt) {
-  Value* r = g.op("Mod", {a, b}, {{"fmod", int64_t{1}}});
+  // fmod: for integers a - trunc(a / b) * b (ONNX's Div truncates them), exact at any opset;
+  // for floats ONNX's Mod (opset 10).
+  bool is_int = at::isIntegralType(dt, /*includeBool=*/false);
+  if (!is_int && g.opset() < 10)
+    g.unsupported_below(10, "floor division of floating-point tensors (Mod)");
+  Value* r = is_int ? g.op("Sub", {a, g.op("Mul", {g.op("Div", {a, b}), b})})
+                    : g.op("Mod", {a, b}, {{"fmod", int64_t{1}}});
   Value* q = g.op("Div", {g.op("Sub", {a, r}), b});
   Value* zero = g.constant_scalar(0, dt);
   Value* one = g.constant_scalar(1, dt);
   Value* differ = g.op("Xor", {g.op("Less", {r, zero}), g.op("Less", {b, zero})});
   Value* fix = g.op("And", {differ, g.op("Not", {equal(g, r, zero, dt)})});
   q = g.op("Where", {fix, g.op("Sub", {q, one}), q});
-  if (at::isIntegralType(dt, /*includeBool=*/false)) return q;
+  if (is_int) return q;
   Value* f = g.op("Floor", {q});
   Value* up = g.op("Greater", {g.op("Sub", {q, f}), g.constant_scalar(0.5, dt)});
   f = g.op("Where", {up, g.op("Add", {f, one}), f});
@@ -81,10 +87,7 @@ Outputs div(SymbolicContext& g) {
   // (trunc: ONNX Div on integers truncates; floor: see floor_divide below).
   bool is_int = at::isIntegralType(dt, /*includeBool=*/false);
   if (is_int && mode == "trunc") return binary(g, "Div", dt);
-  if (mode == "floor") {
-    if (g.opset() < 10) g.unsupported_below(10, "div with rounding_mode='floor' (Mod)");
-    return floor_div(g, input_as(g, 0, dt), input_as(g, 1, dt), dt);
-  }
+  if (mode == "floor") return floor_div(g, input_as(g, 0, dt), input_as(g, 1, dt), dt);
   if (mode != "trunc") g.fail("rounding_mode '" + mode + "' is not one of 'floor', 'trunc'");
   Value* q = binary(g, "Div", dt);
   // trunc(q) = sign(q) * floor(|q|)

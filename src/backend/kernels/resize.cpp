@@ -3,6 +3,8 @@
 // linear and cubic share one code path and any rank works.
 #include "backend/kernels/kernel.h"
 
+#include <optional>
+
 namespace tonnx::backend {
 namespace {
 
@@ -43,45 +45,38 @@ Mode parse_mode(const ir::Node& n, std::string value) {
   return parse_choice<Mode>(n, "mode", value, names);
 }
 
-// `out` is in * scale, unrounded: ONNX transforms coordinates with the exact scale.
-double source_coord(const ResizeAttrs& a, int64_t i, int64_t in, double out, double scale,
-                    double start, double end) {
-  double x = static_cast<double>(i);
-  switch (a.coord) {
+// The source coordinate of output i in the modes that divide by the scale, computed in T;
+// nullopt for the others.
+template <class T>
+std::optional<double> by_scale(Coord coord, int64_t i, double out, double scale) {
+  const T x = static_cast<T>(i), s = static_cast<T>(scale), half = T(0.5);
+  switch (coord) {
     case Coord::HalfPixel:
-      return (x + 0.5) / scale - 0.5;
+      return (x + half) / s - half;
     case Coord::PytorchHalfPixel:
-      return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
-    case Coord::AlignCorners:
-      return out == 1 ? 0.0 : x * (in - 1) / (out - 1);
-    case Coord::Asymmetric:
-      return x / scale;
-    case Coord::TfHalfPixelForNn:
-      return (x + 0.5) / scale;
-    case Coord::TfCropAndResize:
-      break;
-  }
-  if (out > 1) return start * (in - 1) + x * (end - start) * (in - 1) / (out - 1);
-  return 0.5 * (start + end) * (in - 1);
-}
-
-// The same in float, as ONNX Runtime and LibTorch compute a nearest neighbour's coordinate: in
-// double, x / 2.9f for output 29 is 9.99999967 (floor 9), in float 10 (LibTorch: 10).
-double source_coord_float(const ResizeAttrs& a, int64_t i, int64_t in, double out, double scale,
-                          double start, double end) {
-  float x = static_cast<float>(i), s = static_cast<float>(scale);
-  switch (a.coord) {
-    case Coord::HalfPixel:
-      return (x + 0.5f) / s - 0.5f;
-    case Coord::PytorchHalfPixel:
-      return out > 1 ? (x + 0.5f) / s - 0.5f : 0.0f;
+      return out > 1 ? (x + half) / s - half : T(0);
     case Coord::Asymmetric:
       return x / s;
     case Coord::TfHalfPixelForNn:
-      return (x + 0.5f) / s;
+      return (x + half) / s;
     default:
-      return source_coord(a, i, in, out, scale, start, end);
+      return std::nullopt;
   }
+}
+
+// `out` is in * scale, unrounded: ONNX transforms coordinates with the exact scale. In double,
+// or with `in_float` in float, as ONNX Runtime and LibTorch compute a nearest neighbour's
+// coordinate: in double, x / 2.9f for output 29 is 9.99999967 (floor 9), in float 10.
+double source_coord(const ResizeAttrs& a, int64_t i, int64_t in, double out, double scale,
+                    double start, double end, bool in_float) {
+  if (auto x = in_float ? by_scale<float>(a.coord, i, out, scale)
+                        : by_scale<double>(a.coord, i, out, scale))
+    return *x;
+  if (a.coord == Coord::AlignCorners)
+    return out == 1 ? 0.0 : static_cast<double>(i) * (in - 1) / (out - 1);
+  if (out > 1)
+    return start * (in - 1) + static_cast<double>(i) * (end - start) * (in - 1) / (out - 1);
+  return 0.5 * (start + end) * (in - 1);
 }
 
 int64_t nearest_index(Rounding mode, double x) {
@@ -102,8 +97,7 @@ std::pair<at::Tensor, at::Tensor> axis_weights(const ResizeAttrs& a, int64_t in,
   auto M = m.accessor<double, 2>();
   auto clampi = [in](int64_t k) { return std::clamp<int64_t>(k, 0, in - 1); };
   for (int64_t i = 0; i < out; ++i) {
-    double x = a.mode == Mode::Nearest ? source_coord_float(a, i, in, in * scale, scale, start, end)
-                                       : source_coord(a, i, in, in * scale, scale, start, end);
+    double x = source_coord(a, i, in, in * scale, scale, start, end, a.mode == Mode::Nearest);
     // A NaN or astronomically far coordinate (a scale of 1e-300, a hostile roi) would make
     // the index casts undefined.
     if (!(std::fabs(x) < 1e15))
