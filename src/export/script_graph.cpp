@@ -141,16 +141,16 @@ struct Observed {
     if (!dtype_varies) dt = dtype;
     c10::Device cpu(at::kCPU);
     if (rank_varies) return c10::TensorType::create(dt, cpu, c10::optional<size_t>(), false);
-    std::vector<c10::optional<int64_t>> dims, steps;
     bool complete = true;  // (c10 derives stride properties only from complete sizes)
-    for (const auto& d : sizes) {
-      dims.push_back(d ? c10::optional<int64_t>(*d) : c10::nullopt);
-      complete = complete && d;
-    }
-    for (const auto& d : strides) {
-      steps.push_back(d ? c10::optional<int64_t>(*d) : c10::nullopt);
-      complete = complete && d;
-    }
+    auto varying = [&complete](const std::vector<std::optional<int64_t>>& v) {
+      std::vector<c10::optional<int64_t>> r;
+      for (const auto& d : v) {
+        r.push_back(d ? c10::optional<int64_t>(*d) : c10::nullopt);
+        complete = complete && d;
+      }
+      return r;
+    };
+    std::vector<c10::optional<int64_t>> dims = varying(sizes), steps = varying(strides);
     return c10::TensorType::create(
         dt, cpu, c10::VaryingShape<int64_t>(dims),
         complete ? c10::VaryingShape<int64_t>(steps) : c10::VaryingShape<int64_t>(dims.size()),

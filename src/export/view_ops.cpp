@@ -27,8 +27,7 @@ namespace {
 // runs), ATen's own test on them says which (its is_contiguous, and the computeStride that
 // reshape asks); false where it copies. Unknown ones (sizes that vary with dynamic axes)
 // count as a view, as before.
-bool may_share(const jit::Node* n) {
-  const std::string kind = n->kind().toQualString();
+bool may_share(const jit::Node* n, const std::string& kind) {
   if (kind != "aten::reshape" && kind != "aten::reshape_as" && kind != "aten::flatten" &&
       kind != "aten::contiguous")
     return true;
@@ -52,7 +51,6 @@ bool may_share(const jit::Node* n) {
 
 View view_kind(const jit::Node* n) {
   if (n->inputs().empty() || !is_tensor(n->input(0))) return View::None;
-  if (n->outputs().size() == 1 && !may_share(n)) return View::None;
   static const std::map<std::string, View> kViews = {
       {"aten::slice", View::Slice},
       {"aten::narrow", View::Narrow},
@@ -79,7 +77,7 @@ View view_kind(const jit::Node* n) {
   const std::string kind = n->kind().toQualString();
   if (n->outputs().size() == 1 && is_tensor(n->output())) {
     auto it = kViews.find(kind);
-    if (it != kViews.end()) return it->second;
+    if (it != kViews.end()) return may_share(n, kind) ? it->second : View::None;
     if (kind == "aten::to" || kind == "aten::type_as") {
       // The same tensor when nothing changes; a copy otherwise (or when copy=True).
       auto in = dtype_of(n->input(0)), out = dtype_of(n->output());

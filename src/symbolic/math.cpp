@@ -61,9 +61,15 @@ Value* floor_div(SymbolicContext& g, Value* a, Value* b, at::ScalarType dt) {
   bool is_int = at::isIntegralType(dt, /*includeBool=*/false);
   if (!is_int && g.opset() < 10)
     g.unsupported_below(10, "floor division of floating-point tensors (Mod)");
-  Value* r = is_int ? g.op("Sub", {a, g.op("Mul", {g.op("Div", {a, b}), b})})
-                    : g.op("Mod", {a, b}, {{"fmod", int64_t{1}}});
-  Value* q = g.op("Div", {g.op("Sub", {a, r}), b});
+  Value* q = nullptr;  // (a - r) / b, which for integers is ONNX's truncating Div itself
+  Value* r = nullptr;
+  if (is_int) {
+    q = g.op("Div", {a, b});
+    r = g.op("Sub", {a, g.op("Mul", {q, b})});
+  } else {
+    r = g.op("Mod", {a, b}, {{"fmod", int64_t{1}}});
+    q = g.op("Div", {g.op("Sub", {a, r}), b});
+  }
   Value* zero = g.constant_scalar(0, dt);
   Value* one = g.constant_scalar(1, dt);
   Value* differ = g.op("Xor", {g.op("Less", {r, zero}), g.op("Less", {b, zero})});
