@@ -132,11 +132,16 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"script_while", 17, {}, 1e-3, 1e-5, 3},
         Case{"script_for", 13, {{"input", {0}}}, 1e-3, 1e-5, 3},
         Case{"script_mask", 17, {}, 1e-3, 1e-5, 2},
+        // Types on paths the example did not take, inferred (a helper's review found them wrong).
+        Case{"script_untaken", 17, {}, 1e-3, 1e-5, 2},
+        Case{"script_untaken_ranks", 17, {}, 1e-3, 1e-5, 2},
         // Writes into views and bases (issue 11).
         Case{"inplace_views", 17, {}, 1e-3, 1e-5, 2}, Case{"inplace_views", 11, {}, 1e-3, 1e-5, 2},
         Case{"inplace_views_script", 17, {}, 1e-3, 1e-5, 2},
         Case{"inplace_copies", 17, {}, 1e-3, 1e-5, 2},
         Case{"inplace_copies_script", 17, {}, 1e-3, 1e-5, 2},
+        // (with dynamic axes, strides are unknown: the runs' storage decides)
+        Case{"inplace_copies_dynamic", 17, {{"input", {0}}}, 1e-3, 1e-5, 2},
         Case{"inplace_base_script", 17, {{"input", {0}}}, 1e-3, 1e-5, 2},
         Case{"inplace_base_script", 13, {{"input", {0}}}, 1e-3, 1e-5, 2}, Case{"inplace_mask", 17},
         // Once crashes (heap corruption in LibTorch's interpreter); data-free branches fixed.
@@ -253,6 +258,26 @@ TEST(TorchScript, WriteThroughAnUnsupportedViewFailsLoudly) {
   EXPECT_NE(e.find("aten::fill_"), std::string::npos) << e;
   EXPECT_NE(e.find("a view made by aten::diagonal"), std::string::npos) << e;
   EXPECT_FALSE(fs::exists(dir + "/m.onnx"));
+}
+
+// A reshape that is a view at the example's sizes and a copy at the probe's (dynamic axes):
+// a write through it is refused, naming why.
+TEST(TorchScript, WriteThroughAReshapeThatCopiesAtOtherSizesFailsLoudly) {
+  torch::jit::Module m = load_torchscript(fixtures() + "/reshape_view_or_copy.pt");
+  std::string dir = temp_dir("torchscript_reshape_view_or_copy");
+  ExportOptions opt;
+  opt.dynamic_axes = {{"input", {{1, "n"}}}};
+  std::string e =
+      error_of([&] { export_model(m, inputs_of("reshape_view_or_copy"), dir + "/m.onnx", opt); });
+  EXPECT_NE(e.find("aten::relu_"), std::string::npos) << e;
+  EXPECT_NE(e.find("a view made by aten::reshape (a view of its input at some of the example's "
+                   "sizes, a copy at others)"),
+            std::string::npos)
+      << e;
+  EXPECT_FALSE(fs::exists(dir + "/m.onnx"));
+  // Without dynamic axes it is a view, and the write reaches it.
+  export_model(m, inputs_of("reshape_view_or_copy"), dir + "/m.onnx");
+  EXPECT_TRUE(fs::exists(dir + "/m.onnx"));
 }
 
 // forward writes into its input: the export runs it on copies, the caller's tensors stay.

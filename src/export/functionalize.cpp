@@ -205,7 +205,11 @@ class Functionalizer {
       return;
     }
     Alias a = alias_of(n->input(0));
-    if (k == View::Other && a.other.empty()) a.other = n->kind().toQualString();
+    if (k == View::Other && a.other.empty()) {
+      a.other = n->kind().toQualString();
+      if (n->hasAttribute(kSharesStorage))  // (the runs' observation: view_ops.h)
+        a.other += " (a view of its input at some of the example's sizes, a copy at others)";
+    }
     a.chain.push_back(n);
     for (jit::Value* o : n->outputs()) alias_[o] = a;
   }

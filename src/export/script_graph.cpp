@@ -8,6 +8,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "export/view_ops.h"
 #include "tonnx/ir.h"
 #include "tonnx/symbolic.h"
 
@@ -229,17 +230,36 @@ void observe_runs(const std::shared_ptr<jit::Graph>& g,
   std::vector<jit::Node*> probes;
   // The node whose outputs were seen last: if the run fails, the failing node follows it.
   const jit::Value* last_done = nullptr;
-  auto probe = [&](jit::Value* v, jit::Node* insert_before, jit::Block* block_start) {
+  // Whether each reshape, flatten or contiguous returned its input's storage (bit 1) or a copy
+  // (bit 0) on the runs (functionalize.cpp writes in-place results back through views only):
+  // the storage each tensor value had when last seen, compared at the op's result.
+  std::unordered_map<const jit::Value*, const void*> storage;
+  std::unordered_map<jit::Node*, int64_t> shares;
+  auto probe = [&](jit::Value* v, jit::Node* insert_before, jit::Block* block_start,
+                   jit::Node* copy_or_view = nullptr) {
     if (v->type()->kind() == c10::TypeKind::NoneType) return;
     auto* pn = new jit::ProfileIValueOp(g.get(), nullptr);
     jit::Value* out = pn->addOutput();
     out->setType(v->type());
     const jit::Value* key = v;
-    pn->setCallback([key, &seen, &last_done](std::vector<c10::IValue>& stack) {
+    const jit::Value* src = nullptr;  // copy_or_view's input, before its probe
+    if (copy_or_view) {
+      src = copy_or_view->input(0);
+      if (src->node()->kind() == c10::prim::profile_ivalue) src = src->node()->input(0);
+    }
+    pn->setCallback([key, src, copy_or_view, &seen, &last_done, &storage,
+                     &shares](std::vector<c10::IValue>& stack) {
       stack.pop_back();  // the frame id
       last_done = key;
       const c10::IValue& t = stack.back();
-      if (t.isTensor() && t.toTensor().defined()) seen[key].add(t.toTensor());
+      if (!t.isTensor() || !t.toTensor().defined()) return;
+      const at::Tensor& tensor = t.toTensor();
+      seen[key].add(tensor);
+      if (!tensor.has_storage()) return;
+      const void* impl = tensor.storage().unsafeGetStorageImpl();
+      storage[key] = impl;
+      if (auto it = src ? storage.find(src) : storage.end(); it != storage.end())
+        shares[copy_or_view] |= it->second == impl ? 2 : 1;
     });
     v->replaceAllUsesWith(out);
     pn->addInput(v);
@@ -282,7 +302,8 @@ void observe_runs(const std::shared_ptr<jit::Graph>& g,
       if (n->kind() == c10::prim::If) probe_condition(n);
       for (jit::Block* sub : n->blocks()) instrument(sub);
       jit::Node* next = n->next();
-      for (jit::Value* o : n->outputs()) probe(o, next, nullptr);
+      jit::Node* copy_or_view = n->outputs().size() == 1 && may_copy(n) ? n : nullptr;
+      for (jit::Value* o : n->outputs()) probe(o, next, nullptr, copy_or_view);
     }
   };
   instrument(g->block());
@@ -313,6 +334,7 @@ void observe_runs(const std::shared_ptr<jit::Graph>& g,
                       "running forward's graph on the example inputs failed" + failed_at + ": " +
                       first_line(error));
   for (auto& [v, o] : seen) const_cast<jit::Value*>(v)->setType(o.type());
+  for (auto& [n, bits] : shares) n->i_(kSharesStorage, bits);
 }
 }  // namespace
 
@@ -451,65 +473,6 @@ void fold_observed(jit::Graph& g, jit::Block* b, bool sizes_vary) {
       auto axis = ir::normalize_axis(d->toInt(), static_cast<int64_t>(*tt->dim()));
       if (!axis) continue;
       if (auto s = tt->sizes()[*axis]) n->output()->replaceAllUsesWith(g.insertConstant(*s));
-    }
-  }
-}
-
-namespace {
-// A factory op's dtype, as PyTorch chooses it: its dtype argument; when None, self's for
-// new_* and *_like, the default dtype (torch.set_default_dtype) for zeros, ones, empty, rand...
-// (full and arange follow their values: not decided here).
-std::optional<at::ScalarType> factory_dtype(const jit::Node* n) {
-  const c10::FunctionSchema* s = n->maybeSchema();
-  if (!s) return std::nullopt;
-  const std::string kind = n->kind().toQualString();
-  for (size_t i = 0; i < s->arguments().size() && i < n->inputs().size(); ++i) {
-    if (s->arguments()[i].name() != "dtype") continue;
-    auto c = jit::toIValue(n->input(i));
-    if (!c) return std::nullopt;
-    if (c->isInt()) return static_cast<at::ScalarType>(c->toInt());
-    if (!c->isNone()) return std::nullopt;
-    if (kind.rfind("aten::new_", 0) == 0 || kind.find("_like") != std::string::npos ||
-        kind == "aten::full" || kind == "aten::arange")
-      return std::nullopt;  // self's dtype (the promotion below) or the values'
-    return c10::typeMetaToScalarType(c10::get_default_dtype());
-  }
-  return std::nullopt;
-}
-}  // namespace
-
-// Ops whose result has the same dtype as their first tensor input (used for values on
-// paths the example inputs did not take). Comparisons give bool.
-void infer_unobserved(jit::Block* b) {
-  static const std::set<std::string> kBool = {
-      "aten::eq",         "aten::ne",    "aten::lt",          "aten::le",
-      "aten::gt",         "aten::ge",    "aten::logical_not", "aten::logical_and",
-      "aten::logical_or", "aten::isnan", "aten::any",         "aten::all"};
-  // Index results.
-  static const std::set<std::string> kLong = {"aten::argmax",  "aten::argmin",     "aten::argsort",
-                                              "aten::nonzero", "torchvision::nms", "aten::size"};
-  for (jit::Node* n : b->nodes()) {
-    for (jit::Block* sub : n->blocks()) infer_unobserved(sub);
-    for (jit::Value* o : n->outputs()) {
-      auto tt = o->type()->cast<c10::TensorType>();
-      if (!tt || tt->scalarType()) continue;
-      std::string kind = n->kind().toQualString();
-      if (kBool.count(kind)) {
-        o->setType(tt->withScalarType(at::kBool));
-        continue;
-      }
-      if (kLong.count(kind)) {
-        o->setType(tt->withScalarType(at::kLong));
-        continue;
-      }
-      std::optional<at::ScalarType> dt = factory_dtype(n);
-      if (!dt)
-        for (const jit::Value* in : n->inputs()) {
-          auto it = in->type()->cast<c10::TensorType>();
-          if (!it || !it->scalarType()) continue;
-          dt = dt ? at::promoteTypes(*dt, *it->scalarType()) : *it->scalarType();
-        }
-      if (dt) o->setType(tt->withScalarType(*dt));
     }
   }
 }

@@ -47,8 +47,9 @@ void forget_data_shapes(torch::jit::Block* b, std::unordered_set<const torch::ji
 // Adds to `data` what `b` computes from values in it (seed it with the graph's inputs); sizes,
 // dtypes and devices of them are not their values.
 void data_values(torch::jit::Block* b, std::unordered_set<const torch::jit::Value*>& data);
-// Dtypes for values on paths the example did not take.
-void infer_unobserved(torch::jit::Block* b);
+// Dtypes (and, when no size varies, ranks) for values on paths the example did not take: each
+// op runs on the meta device with stand-ins for what was not observed (unobserved.cpp).
+void infer_unobserved(torch::jit::Block* b, bool sizes_vary);
 // prim::dtype and (unless sizes vary) aten::size of observed tensors become constants.
 void fold_observed(torch::jit::Graph& g, torch::jit::Block* b, bool sizes_vary);
 

@@ -476,7 +476,7 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::I
   detail::data_values(g->block(), data);
   detail::forget_data_shapes(g->block(), data_shaped, data);
   detail::specialize_data_free_ifs(g, conditions, !o.dynamic_axes.empty(), data_shaped);
-  detail::infer_unobserved(g->block());
+  detail::infer_unobserved(g->block(), !o.dynamic_axes.empty());
   detail::fold_observed(*g, g->block(), !o.dynamic_axes.empty());
   jit::ConstantPropagation(g);
   detail::unroll_number_loops(g);

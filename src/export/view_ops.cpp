@@ -22,32 +22,40 @@ namespace {
 
 // reshape, flatten, reshape_as and contiguous return a view only where ATen can make one
 // (contiguous: an input that already is; reshape: strides that allow the new shape), and a
-// copy otherwise, which later in-place writes do not reach. Where the input's sizes and
-// strides are known (a trace records them; so does the observation of a scripted graph's
-// runs), ATen's own test on them says which (its is_contiguous, and the computeStride that
-// reshape asks); false where it copies. Unknown ones (sizes that vary with dynamic axes)
-// count as a view, as before.
-bool may_share(const jit::Node* n, const std::string& kind) {
-  if (kind != "aten::reshape" && kind != "aten::reshape_as" && kind != "aten::flatten" &&
-      kind != "aten::contiguous")
-    return true;
+// copy otherwise, which later in-place writes do not reach. A scripted graph's observation
+// runs record which each run made (kSharesStorage). Otherwise, where the input's sizes and
+// strides are known (a trace records them), ATen's own test on them says which (its
+// is_contiguous, and the computeStride that reshape asks). Unknown ones count as a view.
+std::optional<View> copy_or_view(const jit::Node* n, const std::string& kind) {
+  if (n->hasAttribute(kSharesStorage)) {
+    int64_t bits = n->i(kSharesStorage);
+    if (bits == 1) return View::None;
+    if (bits == 3) return View::Other;  // a view on some runs, a copy on others
+    return std::nullopt;
+  }
   auto in = n->input(0)->type()->cast<c10::TensorType>();
   auto out = n->output()->type()->cast<c10::TensorType>();
-  if (!in || !out) return true;
+  if (!in || !out) return std::nullopt;
   auto sizes = in->sizes().concrete_sizes(), strides = in->strides().concrete_sizes();
   auto out_sizes = out->sizes().concrete_sizes();
-  if (!sizes || !strides || !out_sizes || sizes->size() != strides->size()) return true;
+  if (!sizes || !strides || !out_sizes || sizes->size() != strides->size()) return std::nullopt;
   try {
-    if (kind == "aten::contiguous")
-      return at::empty_strided(*sizes, *strides, at::TensorOptions().device(at::kMeta))
-          .is_contiguous();
-    return at::detail::computeStride(*sizes, *strides, *out_sizes).has_value();
+    bool view = kind == "aten::contiguous"
+                    ? at::empty_strided(*sizes, *strides, at::TensorOptions().device(at::kMeta))
+                          .is_contiguous()
+                    : at::detail::computeStride(*sizes, *strides, *out_sizes).has_value();
+    if (!view) return View::None;
   } catch (const std::exception&) {
-    return true;
   }
+  return std::nullopt;
 }
 
 }  // namespace
+
+bool may_copy(const jit::Node* n) {
+  return n->kind() == c10::aten::reshape || n->kind() == c10::aten::reshape_as ||
+         n->kind() == c10::aten::flatten || n->kind() == c10::aten::contiguous;
+}
 
 View view_kind(const jit::Node* n) {
   if (n->inputs().empty() || !is_tensor(n->input(0))) return View::None;
@@ -77,7 +85,10 @@ View view_kind(const jit::Node* n) {
   const std::string kind = n->kind().toQualString();
   if (n->outputs().size() == 1 && is_tensor(n->output())) {
     auto it = kViews.find(kind);
-    if (it != kViews.end()) return may_share(n, kind) ? it->second : View::None;
+    if (it != kViews.end()) {
+      if (!may_copy(n)) return it->second;
+      return copy_or_view(n, kind).value_or(it->second);
+    }
     if (kind == "aten::to" || kind == "aten::type_as") {
       // The same tensor when nothing changes; a copy otherwise (or when copy=True).
       auto in = dtype_of(n->input(0)), out = dtype_of(n->output());

@@ -26,6 +26,13 @@ enum class View {
 
 std::optional<at::ScalarType> dtype_of(const torch::jit::Value* v);
 
+// reshape, reshape_as, flatten and contiguous: a view of their input where ATen can make one,
+// a copy otherwise.
+bool may_copy(const torch::jit::Node* n);
+// On such a node of a scripted graph, what the observation runs saw (script_graph.cpp): bit 0
+// set when a run copied, bit 1 when one returned a view (both: a write through it is refused).
+inline const c10::Symbol kSharesStorage = c10::Symbol::attr("tonnx_shares_storage");
+
 // What `n` is as a view of its input 0 (View::None: not one, or a copy where the op copies).
 View view_kind(const torch::jit::Node* n);
 
