@@ -158,6 +158,7 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"encoder_fastpath_gelu_prenorm", 13, {{"input", {0, 1}}}, 1e-3, 1e-4, 2},
         Case{"encoder_fastpath_relu_postnorm", 17, {{"input", {0, 1}}}, 1e-3, 1e-4, 2},
         // Sizes computed at run time.
+        Case{"min_length", 17, {{"input", {2}}}, 1e-3, 1e-5, 3},
         Case{"pos_slice", 17, {{"input", {0, 1}}}, 1e-3, 1e-5, 2},
         Case{"pos_slice", 13, {{"input", {0, 1}}}, 1e-3, 1e-5, 2},
         Case{"runtime_sizes", 17, {{"input", {0, 1, 2}}}, 1e-3, 1e-5, 2},
@@ -278,6 +279,20 @@ TEST(TorchScript, WriteThroughAReshapeThatCopiesAtOtherSizesFailsLoudly) {
   // Without dynamic axes it is a view, and the write reaches it.
   export_model(m, inputs_of("reshape_view_or_copy"), dir + "/m.onnx");
   EXPECT_TRUE(fs::exists(dir + "/m.onnx"));
+}
+
+// x[:, :, :min(x.size(2), 4)] is 4 at both probe sizes of a dynamic dim 2, and 3 at size 3:
+// adaptive pooling over it is refused (it froze the window for 4, silently wrong at 3).
+TEST(TorchScript, SizesComputedFromADynamicAxisAreNotFrozen) {
+  torch::jit::Module m = load_torchscript(fixtures() + "/min_length_pool2.pt");
+  std::string dir = temp_dir("torchscript_min_length_pool2");
+  ExportOptions opt;
+  opt.dynamic_axes = {{"input", {{2, "n"}}}};
+  std::string e =
+      error_of([&] { export_model(m, inputs_of("min_length_pool2"), dir + "/m.onnx", opt); });
+  EXPECT_NE(e.find("aten::adaptive_avg_pool1d"), std::string::npos) << e;
+  EXPECT_NE(e.find("whose size varies"), std::string::npos) << e;
+  EXPECT_FALSE(fs::exists(dir + "/m.onnx"));
 }
 
 // forward writes into its input: the export runs it on copies, the caller's tensors stay.

@@ -434,6 +434,36 @@ void data_values(jit::Block* b, std::unordered_set<const jit::Value*>& data) {
       [](jit::Value*) {});
 }
 
+void dynamic_sizes(jit::Block* b, std::unordered_set<const jit::Value*>& data) {
+  static const std::set<std::string> kSizes = {"aten::size", "aten::sym_size", "aten::numel",
+                                               "prim::shape", "aten::len"};
+  for (jit::Node* n : b->nodes()) {
+    for (jit::Block* sub : n->blocks()) dynamic_sizes(sub, data);
+    if (n->inputs().empty() || !kSizes.count(n->kind().toQualString())) continue;
+    const bool size =
+        n->kind() == c10::aten::size || n->kind().toQualString() == std::string("aten::sym_size");
+    auto tt = n->input(0)->type()->cast<c10::TensorType>();
+    if (!tt) continue;
+    auto dims = tt->sizes().sizes();
+    bool varies = !dims;
+    if (dims) {
+      std::optional<int64_t> axis;  // the one dim asked: size(x, d), len(x)
+      if (size && n->inputs().size() == 2) {
+        auto d = jit::toIValue(n->input(1));
+        if (d && d->isInt())
+          axis = ir::normalize_axis(d->toInt(), static_cast<int64_t>(dims->size()));
+        varies = !axis;
+      } else if (n->kind() == c10::aten::len) {
+        axis = 0;
+      }
+      for (size_t i = 0; i < dims->size() && !varies; ++i)
+        if (!axis || *axis == static_cast<int64_t>(i)) varies = !(*dims)[i].has_value();
+    }
+    if (varies)
+      for (const jit::Value* o : n->outputs()) data.insert(o);
+  }
+}
+
 void forget_data_shapes(jit::Block* b, std::unordered_set<const jit::Value*>& shaped,
                         const std::unordered_set<const jit::Value*>& data) {
   propagate(

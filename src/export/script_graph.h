@@ -44,6 +44,10 @@ void observe_types(const std::shared_ptr<torch::jit::Graph>& g,
 // (data_values), for sizes taken from them (torch.zeros(int(n))).
 void forget_data_shapes(torch::jit::Block* b, std::unordered_set<const torch::jit::Value*>& shaped,
                         const std::unordered_set<const torch::jit::Value*>& data);
+// With dynamic axes: adds to `data` the sizes (size, numel, len, shape) of dims the runs saw
+// vary. What is computed from them is then not frozen either, even where two runs agreed
+// (x[:, :min(x.size(1), 4)] gives 4 at both probe sizes).
+void dynamic_sizes(torch::jit::Block* b, std::unordered_set<const torch::jit::Value*>& data);
 // Adds to `data` what `b` computes from values in it (seed it with the graph's inputs); sizes,
 // dtypes and devices of them are not their values.
 void data_values(torch::jit::Block* b, std::unordered_set<const torch::jit::Value*>& data);

@@ -473,6 +473,7 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::I
   // What the inputs' values decide (parameters and buffers are fixed: not data).
   std::unordered_set<const jit::Value*> data;
   for (size_t i = 0; i < inputs.size(); ++i) data.insert(g->inputs()[i]);
+  if (!o.dynamic_axes.empty()) detail::dynamic_sizes(g->block(), data);
   detail::data_values(g->block(), data);
   detail::forget_data_shapes(g->block(), data_shaped, data);
   detail::specialize_data_free_ifs(g, conditions, !o.dynamic_axes.empty(), data_shaped);
