@@ -31,13 +31,24 @@ std::string first_line(const std::string& s) {
 // What an export knows before running anything: tensors are on the CPU, dense and strided,
 // and nothing requires grad (forward runs under no_grad, as inference). Scripted library code
 // (nn.MultiheadAttention's fast-path checks) branches on these; as constants, the branches
-// fold away with ConstantPropagation. Returns how many were replaced.
+// fold away with ConstantPropagation; so does `x is x`, and autocast is off. Returns how many
+// were replaced.
 int fold_export_constants(jit::Graph& g, jit::Block* b) {
-  static const std::set<std::string> kFalse = {
-      "prim::is_cuda",        "prim::is_xpu",       "prim::is_sparse", "prim::is_sparse_csr",
-      "prim::is_mkldnn",      "prim::is_mps",       "prim::is_meta",   "prim::is_vulkan",
-      "prim::is_ipu",         "prim::is_quantized", "prim::is_nested", "prim::requires_grad",
-      "aten::is_grad_enabled"};
+  static const std::set<std::string> kFalse = {"prim::is_cuda",
+                                               "prim::is_xpu",
+                                               "prim::is_sparse",
+                                               "prim::is_sparse_csr",
+                                               "prim::is_mkldnn",
+                                               "prim::is_mps",
+                                               "prim::is_meta",
+                                               "prim::is_vulkan",
+                                               "prim::is_ipu",
+                                               "prim::is_quantized",
+                                               "prim::is_nested",
+                                               "prim::requires_grad",
+                                               "aten::is_grad_enabled",
+                                               "aten::is_autocast_enabled",
+                                               "aten::is_autocast_cpu_enabled"};
   std::vector<jit::Node*> folded;
   for (auto it = b->nodes().begin(); it != b->nodes().end(); ++it) {
     jit::Node* n = *it;
@@ -52,6 +63,9 @@ int fold_export_constants(jit::Graph& g, jit::Block* b) {
       c = g.insertConstant(c10::Device(at::kCPU));
     else if (kind == "prim::layout" && n->inputs().size() == 1)
       c = g.insertConstant(static_cast<int64_t>(at::kStrided));
+    else if ((kind == "aten::__is__" || kind == "aten::__isnot__") && n->inputs().size() == 2 &&
+             n->input(0) == n->input(1))  // one value: `query is key` in self-attention
+      c = g.insertConstant(kind == "aten::__is__");
     if (!c) continue;
     n->output()->replaceAllUsesWith(c);
     folded.push_back(n);
