@@ -146,6 +146,56 @@ TEST_P(Opset, AvgPool2dCountIncludePadAndCeil) {
         {x}, opset(), "avgpool_ceil");
 }
 
+// ceil_mode where PyTorch drops a last window that would start in the end padding (3 -> 2
+// windows at kernel 2, stride 2, pad 1; 5 -> 3): ONNX 1.12's shape inference counts it, and
+// its checker refused the model. Exported with explicit end pads instead, at every opset.
+TEST_P(Opset, PoolsWhoseLastCeilWindowPyTorchDrops) {
+  for (int64_t n : {3, 5}) {
+    SCOPED_TRACE("size " + std::to_string(n));
+    auto x = torch::randn({1, 2, n, n});
+    x.index_put_({0, 0, n - 1, n - 1}, INFINITY);  // (not NaN: ONNX Runtime's MaxPool drops it)
+    x.index_put_({0, 1, 0, 0}, -INFINITY);
+    auto opts = [] { return F::MaxPool2dFuncOptions(2).stride(2).padding(1).ceil_mode(true); };
+    expect_fn_matches([&](Tensor x) { return F::max_pool2d(x, opts()); }, {x}, opset(),
+                      "maxpool_ceil_drop");
+    expect_fn_matches(
+        [](Tensor x) {
+          return F::max_pool1d(x, F::MaxPool1dFuncOptions(2).stride(2).padding(1).ceil_mode(true));
+        },
+        {x[0]}, opset(), "maxpool1d_ceil_drop");
+    expect_fn_matches(
+        [](Tensor x) {
+          return F::max_pool3d(x, F::MaxPool3dFuncOptions(2).stride(2).padding(1).ceil_mode(true));
+        },
+        {x.unsqueeze(0)}, opset(), "maxpool3d_ceil_drop");
+    for (bool include_pad : {true, false})
+      expect_fn_matches(
+          [&](Tensor x) {
+            return F::avg_pool2d(
+                x,
+                F::AvgPool2dFuncOptions(2).stride(2).padding(1).ceil_mode(true).count_include_pad(
+                    include_pad));
+          },
+          {x}, opset(), include_pad ? "avgpool_ceil_drop_pads" : "avgpool_ceil_drop");
+    if (opset() >= 10)
+      expect_fn_matches([&](Tensor x) { return F::max_pool2d_with_indices(x, opts()); }, {x},
+                        opset(), "maxpool_indices_ceil_drop");
+  }
+  // A dim where a window is dropped and another whose last window reaches past the padding:
+  // with count_include_pad the divisors have no ONNX form; the error says what to change.
+  auto m = make_traceable_fn([](Tensor x) {
+    return F::avg_pool2d(x, F::AvgPool2dFuncOptions({2, 3}).stride(2).padding(1).ceil_mode(true));
+  });
+  ExportOptions o;
+  o.opset_version = opset();
+  std::string e = error_of([&] {
+    export_traceable(m, {torch::randn({1, 1, 3, 6})}, temp_dir("avgpool_ceil_refused") + "/m.onnx",
+                     o);
+  });
+  EXPECT_NE(e.find("export with count_include_pad=False or ceil_mode=False"), std::string::npos)
+      << e;
+}
+
 TEST_P(Opset, AdaptivePools) {
   auto x = torch::randn({2, 3, 12, 8});
   expect_fn_matches(

@@ -15,6 +15,54 @@ std::vector<int64_t> twice(const std::vector<int64_t>& p) {
   return out;
 }
 
+// The pads and ceil_mode of a pool. With ceil_mode, PyTorch drops a last window that would
+// start in the end padding; ONNX Runtime and tonnx's backend do too, but ONNX's shape
+// inference before 1.16 (Debian's libonnx) counts it, and the checker refuses the model.
+// Where the sizes are known and a window is dropped, the pool is exported with ceil_mode=0 and
+// the end padding that gives PyTorch's windows: padding the max ignores, and the average
+// without count_include_pad too; with it, only where no window reaches into the new padding.
+struct PoolPads {
+  std::vector<int64_t> pads;
+  bool ceil;
+};
+PoolPads pool_pads(SymbolicContext& g, const std::vector<int64_t>& kernel,
+                   const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                   const std::vector<int64_t>& dilation, bool ceil, bool counts_pads) {
+  PoolPads same{twice(padding), ceil};
+  if (!ceil) return same;
+  size_t d = kernel.size();
+  std::vector<int64_t> begin = padding, end(d);
+  bool dropped = false;
+  for (size_t i = 0; i < d; ++i) {
+    std::optional<int64_t> in = known_size(g, 0, static_cast<int64_t>(2 + i));
+    if (!in || i >= stride.size() || i >= padding.size() || i >= dilation.size() || stride[i] <= 0)
+      return same;
+    int64_t reach = dilation[i] * (kernel[i] - 1) + 1;
+    int64_t span = *in + 2 * padding[i] - reach;
+    if (span < 0) return same;  // (PyTorch refuses it)
+    int64_t out = (span + stride[i] - 1) / stride[i] + 1;
+    if ((out - 1) * stride[i] >= *in + padding[i]) {
+      --out;
+      dropped = true;
+    }
+    end[i] = (out - 1) * stride[i] + reach - *in - padding[i];
+    if (end[i] < 0) return same;
+  }
+  if (!dropped) return same;
+  for (size_t i = 0; i < d; ++i)
+    if (counts_pads && end[i] > padding[i])
+      g.fail(
+          "avg_pool with ceil_mode=True and count_include_pad=True where PyTorch drops a "
+          "last window (input size " +
+          std::to_string(*known_size(g, 0, static_cast<int64_t>(2 + i))) + " of dim " +
+          std::to_string(2 + i) +
+          "): ONNX's AveragePool cannot give its divisors; export with count_include_pad=False "
+          "or ceil_mode=False, or at another input size");
+  std::vector<int64_t> pads = begin;
+  pads.insert(pads.end(), end.begin(), end.end());
+  return {pads, false};
+}
+
 // max_poolNd(self, kernel_size, stride, padding, dilation, ceil_mode)
 Outputs max_pool(SymbolicContext& g, size_t d, bool with_indices) {
   std::vector<int64_t> kernel = expand_to(g.ints(1), d);
@@ -22,11 +70,11 @@ Outputs max_pool(SymbolicContext& g, size_t d, bool with_indices) {
   stride = stride.empty() ? kernel : expand_to(stride, d);
   std::vector<int64_t> padding = expand_to(g.ints(3), d);
   std::vector<int64_t> dilation = expand_to(g.ints(4), d);
-  bool ceil = g.b(5);
   bool dilated = false;
   for (int64_t v : dilation) dilated = dilated || v != 1;
-  std::vector<ir::Attr> attrs{
-      {"kernel_shape", kernel}, {"pads", twice(padding)}, {"strides", stride}};
+  PoolPads pp = pool_pads(g, kernel, stride, padding, dilation, g.b(5), false);
+  bool ceil = pp.ceil;
+  std::vector<ir::Attr> attrs{{"kernel_shape", kernel}, {"pads", pp.pads}, {"strides", stride}};
   if (ceil || dilated) {
     // MaxPool gained ceil_mode and dilations in opset 10.
     if (g.opset() < 10)
@@ -63,12 +111,14 @@ Outputs avg_pool(SymbolicContext& g, size_t d) {
   std::vector<int64_t> stride = g.ints(2);
   stride = stride.empty() ? kernel : expand_to(stride, d);
   std::vector<int64_t> padding = expand_to(g.ints(3), d);
-  bool ceil = g.b(4);
   bool count_include_pad = g.b(5);
   if (g.num_inputs() > 6 && !g.is_none(6))
     g.fail("divisor_override has no ONNX equivalent in AveragePool");
+  PoolPads pp =
+      pool_pads(g, kernel, stride, padding, std::vector<int64_t>(d, 1), g.b(4), count_include_pad);
+  bool ceil = pp.ceil;
   std::vector<ir::Attr> attrs{{"kernel_shape", kernel},
-                              {"pads", twice(padding)},
+                              {"pads", pp.pads},
                               {"strides", stride},
                               {"count_include_pad", int64_t{count_include_pad}}};
   if (ceil) {

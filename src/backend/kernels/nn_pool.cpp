@@ -105,9 +105,31 @@ TONNX_KERNEL("MaxPool", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
     // ATen takes symmetric pads of at most half the kernel; pad other cases explicitly.
     bool big_pad = false;
     for (size_t i = 0; i < d; ++i) big_pad = big_pad || 2 * p[i] > c.kernel[i];
+    // Indices with end pads no larger than the begin ones (tonnx's export of a ceil_mode pool
+    // whose last window PyTorch drops): ATen's pool with the begin pads on both sides and
+    // ceil_mode has the same first windows, and at least as many; the extra are cut off.
+    std::vector<int64_t> keep;
+    bool ceil = c.ceil_mode;
+    if (want_indices && !big_pad && !symmetric(p)) {
+      for (size_t i = 0; i < d && keep.size() == i; ++i) {
+        int64_t reach = c.dilation_vec(d)[i] * (c.kernel[i] - 1) + 1, st = c.stride_vec(d)[i];
+        int64_t span = x.size(2 + i) + p[i] + p[d + i] - reach;
+        if (p[d + i] > p[i] || span < 0 || st <= 0) break;
+        int64_t out = (c.ceil_mode ? (span + st - 1) / st : span / st) + 1;
+        if (c.ceil_mode && (out - 1) * st >= x.size(2 + i) + p[i]) --out;
+        keep.push_back(out);
+      }
+      if (keep.size() == d) {
+        for (size_t i = 0; i < d; ++i) p[d + i] = p[i];
+        ceil = true;
+      } else {
+        keep.clear();
+      }
+    }
     if (want_indices && (big_pad || !symmetric(p)))
-      kernel_fail(
-          n, "indices with pads larger than half the kernel or asymmetric pads are not supported");
+      kernel_fail(n,
+                  "indices with pads larger than half the kernel, or with end pads larger than "
+                  "the begin pads, are not supported");
     if (!symmetric(p) || big_pad) {
       xin = at::constant_pad_nd(xin, aten_pad_order(p), -std::numeric_limits<double>::infinity());
       std::fill(pad_arg.begin(), pad_arg.end(), 0);
@@ -132,13 +154,18 @@ TONNX_KERNEL("MaxPool", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
         break;
     }
     if (d == 1)
-      std::tie(y, idx) = at::max_pool1d_with_indices(xin, c.kernel, st, pad_arg, dil, c.ceil_mode);
+      std::tie(y, idx) = at::max_pool1d_with_indices(xin, c.kernel, st, pad_arg, dil, ceil);
     else if (d == 2)
-      std::tie(y, idx) = at::max_pool2d_with_indices(xin, c.kernel, st, pad_arg, dil, c.ceil_mode);
+      std::tie(y, idx) = at::max_pool2d_with_indices(xin, c.kernel, st, pad_arg, dil, ceil);
     else if (d == 3)
-      std::tie(y, idx) = at::max_pool3d_with_indices(xin, c.kernel, st, pad_arg, dil, c.ceil_mode);
+      std::tie(y, idx) = at::max_pool3d_with_indices(xin, c.kernel, st, pad_arg, dil, ceil);
     else
       kernel_fail(n, "only 1-3 spatial dims are supported");
+    for (size_t i = 0; i < keep.size(); ++i) {
+      if (y.size(2 + i) < keep[i]) kernel_fail(n, "internal: fewer windows than ONNX counts");
+      y = y.narrow(2 + i, 0, keep[i]);
+      idx = idx.narrow(2 + i, 0, keep[i]);
+    }
     if (is_int) y = y.to(x.scalar_type());
     if (!want_indices) return {y};
     // ATen indexes within each (N, C) plane; ONNX over the whole tensor, row major.
