@@ -135,6 +135,7 @@ INSTANTIATE_TEST_SUITE_P(
         // Types on paths the example did not take, inferred (a helper's review found them wrong).
         Case{"script_untaken", 17, {}, 1e-3, 1e-5, 2},
         Case{"script_untaken_ranks", 17, {}, 1e-3, 1e-5, 2},
+        Case{"early_return", 17, {}, 1e-3, 1e-5, 3},
         // Writes into views and bases (issue 11).
         Case{"inplace_views", 17, {}, 1e-3, 1e-5, 2}, Case{"inplace_views", 11, {}, 1e-3, 1e-5, 2},
         Case{"inplace_views_script", 17, {}, 1e-3, 1e-5, 2},
@@ -293,6 +294,18 @@ TEST(TorchScript, SizesComputedFromADynamicAxisAreNotFrozen) {
   EXPECT_NE(e.find("aten::adaptive_avg_pool1d"), std::string::npos) << e;
   EXPECT_NE(e.find("whose size varies"), std::string::npos) << e;
   EXPECT_FALSE(fs::exists(dir + "/m.onnx"));
+}
+
+// A loop that stops on data: what it carries has a length the example does not fix, so the
+// model's output is not declared with the example's length (it was, as 2).
+TEST(TorchScript, WhatALoopThatStopsOnDataCarriesIsNotFrozen) {
+  torch::jit::Module m = load_torchscript(fixtures() + "/early_return.pt");
+  ir::Model model = export_to_model(m, inputs_of("early_return"), ExportOptions{});
+  const auto& type = model.graph->outputs().at(0)->type();
+  ASSERT_TRUE(type);
+  const auto& shape = type->shape;
+  ASSERT_TRUE(shape && shape->size() == 1);
+  EXPECT_FALSE((*shape)[0].is_known()) << type->str();
 }
 
 // forward writes into its input: the export runs it on copies, the caller's tensors stay.

@@ -442,10 +442,28 @@ void data_values(jit::Block* b, std::unordered_set<const jit::Value*>& data) {
                                                    "aten::numel",  "aten::len",      "prim::shape",
                                                    "prim::dtype",  "prim::device",   "prim::layout",
                                                    "aten::__is__", "aten::__isnot__"};
-  propagate(
-      b, data, [](const jit::Node*) { return false; },
-      [](const jit::Node* n) { return kSizesOnly.count(n->kind().toQualString()) > 0; },
-      [](jit::Value*) {});
+  // A loop that stops on data (a break or an early return on a value): how many times it ran
+  // is data, and so are its counter and what it carries (x[:i] at the iteration it stops).
+  std::function<bool(jit::Block*)> data_loops = [&](jit::Block* blk) {
+    bool grew = false;
+    for (jit::Node* n : blk->nodes()) {
+      for (jit::Block* sub : n->blocks()) grew = data_loops(sub) || grew;
+      if (n->kind() != c10::prim::Loop || n->blocks().empty() || n->inputs().size() < 2) continue;
+      jit::Block* body = n->blocks()[0];
+      if (!data.count(n->input(0)) && !data.count(n->input(1)) &&
+          (body->outputs().empty() || !data.count(body->outputs()[0])))
+        continue;
+      for (const jit::Value* v : body->inputs()) grew = data.insert(v).second || grew;
+      for (const jit::Value* v : n->outputs()) grew = data.insert(v).second || grew;
+    }
+    return grew;
+  };
+  do
+    propagate(
+        b, data, [](const jit::Node*) { return false; },
+        [](const jit::Node* n) { return kSizesOnly.count(n->kind().toQualString()) > 0; },
+        [](jit::Value*) {});
+  while (data_loops(b));
 }
 
 void dynamic_sizes(jit::Block* b, std::unordered_set<const jit::Value*>& data) {

@@ -93,6 +93,7 @@ class Unobserved {
           for (size_t k = 1; k < sub->inputs().size() && k + 1 < n->inputs().size(); ++k)
             adopt_dtype(sub->inputs()[k], n->input(k + 1));
       for (jit::Block* sub : n->blocks()) block(sub);
+      uninitialized_like_results(n);
       if (!untyped(n)) continue;
       if (!n->blocks().empty())
         from_blocks(n);
@@ -113,6 +114,22 @@ class Unobserved {
     auto ft = from->type()->cast<c10::TensorType>();
     if (tt && ft && !tt->scalarType() && ft->scalarType())
       to->setType(tt->withScalarType(*ft->scalarType()));
+  }
+
+  // A prim::Uninitialized that a loop carries or a branch hands back (TorchScript's lowering
+  // of an early return, of a value defined on one path) never holds a tensor, so it was not
+  // observed: it takes the dtype of the loop's or the if's result in its place.
+  static void uninitialized_like_results(jit::Node* n) {
+    auto placeholder = [](jit::Value* v) { return v->node()->kind() == c10::prim::Uninitialized; };
+    for (size_t k = 0; k < n->outputs().size(); ++k) {
+      if (n->kind() == c10::prim::Loop && k + 2 < n->inputs().size() &&
+          placeholder(n->input(k + 2)))
+        adopt_dtype(n->input(k + 2), n->output(k));
+      size_t at = n->kind() == c10::prim::Loop ? k + 1 : k;
+      for (jit::Block* sub : n->blocks())
+        if (at < sub->outputs().size() && placeholder(sub->outputs()[at]))
+          adopt_dtype(sub->outputs()[at], n->output(k));
+    }
   }
 
   // An If's outputs are its branches' outputs; a Loop's its carried values.
