@@ -2,6 +2,8 @@
 # Regenerates the coverage tables in docs/ from the code: the zoo (tonnx models), and the
 # symbolic functions with the ONNX ops each emits, recorded while the symbolic tests run.
 set -euo pipefail
+# A failed step says which (its output goes to /dev/null); the tables may be half-made then.
+trap 'echo "gen_docs.sh: failed at line $LINENO: $BASH_COMMAND (docs/ may be half-regenerated: rerun after fixing)" >&2' ERR
 cd "$(dirname "$0")/.."
 build=${1:-build}
 TONNX_RECORD_EMITTED=docs/emitted_ops.tsv "$build/tests/tonnx_tests" --gtest_brief=1 \
