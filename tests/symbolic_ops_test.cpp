@@ -89,6 +89,16 @@ TEST_P(Ops9, MaxMinPowWhereMaskedFillClamp) {
   check([](Tensor a) { return torch::pow(a.abs(), 2.5) + torch::pow(a, 2); }, {a}, "pow_scalar");
   check([](Tensor a, Tensor b) { return torch::pow(a.abs() + 0.1, b); }, {a, b}, "pow_tensor");
   check([](Tensor a) { return torch::pow(a, 3); }, {torch::tensor({-3L, 2L, 5L})}, "pow_int");
+  // Integer powers by a constant, as LibTorch: exact past 2**53 and wrapping on overflow
+  // (squarings and products, not double: 3037000499**3 came out as INT64_MIN).
+  check(
+      [](Tensor a, Tensor b) {
+        return std::make_tuple(torch::pow(a, 3), torch::pow(a, 2), torch::pow(a, 0),
+                               torch::pow(a, 1), torch::pow(b, 5), torch::pow(b, 64));
+      },
+      {torch::tensor({3037000499L, 1L << 21, -3L, 0L, 94906267L}),
+       torch::tensor({70000, -3, 0, 2, -1}, torch::kInt)},
+      "pow_int_wraps");
   check([](Tensor c, Tensor a, Tensor b) { return torch::where(c, a, b); },
         {torch::rand({2, 3}) > 0.5, a, b}, "where");
   check([](Tensor a) { return torch::where(a > 0, a, torch::zeros_like(a)); }, {a},

@@ -276,11 +276,43 @@ TONNX_SYMBOLIC("aten::maximum", 9,
 TONNX_SYMBOLIC("aten::minimum", 9,
                [](SymbolicContext& g) { return binary(g, "Min", g.output_scalar_type()); });
 
-// pow(self, exponent): the base keeps its type; an integer result is computed in double
-// and rounded (ONNX Runtime's integer Pow overflows differently).
+// An integer power by a constant exponent, as LibTorch computes it: squarings and products
+// in the integer type, which wrap where the result overflows (2**70 is 0, 3037000499**3 wraps),
+// and exact beyond 2**53. Empty where the exponent is not a constant int >= 0.
+std::optional<Value*> int_pow_by_constant(SymbolicContext& g, at::ScalarType dt) {
+  int64_t k = 0;
+  if (g.is_constant(1) && g.arg_type(1) == "int") {
+    k = g.i(1);
+  } else {
+    std::optional<at::Tensor> e = g.constant_tensor(1);
+    if (!e || e->numel() != 1 || e->dim() > 0 ||
+        !at::isIntegralType(e->scalar_type(), /*includeBool=*/false))
+      return std::nullopt;
+    k = e->item<int64_t>();
+  }
+  if (k < 0) return std::nullopt;  // (LibTorch refuses negative integer powers)
+  if (dt != at::kInt && dt != at::kLong && g.opset() < 14) return std::nullopt;  // (Mul's types)
+  Value* base = input_as(g, 0, dt);
+  Value* result = nullptr;
+  for (; k > 0; k >>= 1) {
+    if (k & 1) result = result ? g.op("Mul", {result, base}) : base;
+    if (k > 1) base = g.op("Mul", {base, base});
+  }
+  // x ** 0 is 1 (0 ** 0 too), of x's shape.
+  if (!result)
+    result = g.op("Add", {g.op("Mul", {input_as(g, 0, dt), g.constant_scalar(0, dt)}),
+                          g.constant_scalar(1, dt)});
+  return result;
+}
+
+// pow(self, exponent): the base keeps its type; an integer result by a constant exponent is
+// squarings and products (above); by a tensor exponent it is computed in double and rounded
+// (ONNX Runtime's integer Pow overflows differently): exact up to 2**53, not where LibTorch
+// wraps.
 TONNX_SYMBOLIC("aten::pow", 9, [](SymbolicContext& g) -> Outputs {
   at::ScalarType dt = g.output_scalar_type();
   if (at::isIntegralType(dt, /*includeBool=*/false)) {
+    if (auto r = int_pow_by_constant(g, dt)) return *r;
     Value* r = g.op("Pow", {input_as(g, 0, at::kDouble), input_as(g, 1, at::kDouble)});
     // Round arrives in opset 11; integer powers are exact in double anyway.
     return g.cast(g.opset() >= 11 ? g.op("Round", {r}) : r, dt);
