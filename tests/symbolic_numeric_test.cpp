@@ -84,6 +84,17 @@ TEST_P(Numeric9, Arithmetic) {
   check([](Tensor x, Tensor y) { return torch::lerp(x, y, 0.3); }, {a, b}, "lerp_scalar");
   check([](Tensor x, Tensor y, Tensor w) { return torch::lerp(x, y, w); }, {a, b, c},
         "lerp_tensor");
+  // Both of LibTorch's formulas: weight 1 gives end exactly, an infinite start stays infinite.
+  Tensor s = torch::tensor({1e8f, INFINITY, 3.f, -1e8f, 0.1f, -INFINITY, 1e20f});
+  Tensor e = torch::tensor({1.f, 0.5f, 1e-8f, 7.f, 0.7f, 2.f, 3.f});
+  Tensor w = torch::tensor({1.f, 0.5f, 0.9f, 0.75f, 0.6f, 0.7f, -0.6f});
+  check(
+      [](Tensor x, Tensor y, Tensor w) {
+        return std::make_tuple(torch::lerp(x, y, w), torch::lerp(x, y, 1.0),
+                               torch::lerp(x, y, 0.75), torch::lerp(x, y, -0.6),
+                               torch::lerp(x, y, 0.3));
+      },
+      {s, e, w}, "lerp_both_formulas");
   check([](Tensor x) { return torch::nn::functional::tanhshrink(x); }, {special()}, "tanhshrink");
 }
 

@@ -99,6 +99,9 @@ TEST_P(Ops9, MaxMinPowWhereMaskedFillClamp) {
       {torch::tensor({3037000499L, 1L << 21, -3L, 0L, 94906267L}),
        torch::tensor({70000, -3, 0, 2, -1}, torch::kInt)},
       "pow_int_wraps");
+  // -x of uint8 wraps (ONNX's Neg has no uint8: it was an invalid model).
+  check([](Tensor a) { return -a; }, {torch::tensor({0, 1, 2, 128, 255}, torch::kByte)},
+        "neg_uint8");
   check([](Tensor c, Tensor a, Tensor b) { return torch::where(c, a, b); },
         {torch::rand({2, 3}) > 0.5, a, b}, "where");
   check([](Tensor a) { return torch::where(a > 0, a, torch::zeros_like(a)); }, {a},

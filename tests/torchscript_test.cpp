@@ -135,7 +135,7 @@ INSTANTIATE_TEST_SUITE_P(
         // Types on paths the example did not take, inferred (a helper's review found them wrong).
         Case{"script_untaken", 17, {}, 1e-3, 1e-5, 2},
         Case{"script_untaken_ranks", 17, {}, 1e-3, 1e-5, 2},
-        Case{"early_return", 17, {}, 1e-3, 1e-5, 3},
+        Case{"early_return", 17, {}, 1e-3, 1e-5, 3}, Case{"one_hot_classes", 17, {}, 1e-3, 1e-5, 3},
         // Writes into views and bases (issue 11).
         Case{"inplace_views", 17, {}, 1e-3, 1e-5, 2}, Case{"inplace_views", 11, {}, 1e-3, 1e-5, 2},
         Case{"inplace_views_script", 17, {}, 1e-3, 1e-5, 2},

@@ -373,6 +373,11 @@ bool data_shaped_op(const jit::Node* n, const std::unordered_set<const jit::Valu
                                              "aten::repeat_interleave"};
   const std::string kind = n->kind().toQualString();
   if (kOps.count(kind)) return true;
+  // one_hot without num_classes (-1): as many classes as the largest index says.
+  if (kind == "aten::one_hot" && n->inputs().size() > 1) {
+    auto classes = jit::toIValue(n->input(1));
+    if (!classes || !classes->isInt() || classes->toInt() < 0) return true;
+  }
   // torch.where(cond), one argument: nonzero's indices as a list of 1-D tensors.
   if (kind == "aten::where" && n->inputs().size() == 1) return true;
   // A size, count or bound computed from an input's values (torch.zeros(int(n[0])),

@@ -132,6 +132,9 @@ const bool kUnaryTable = [] {
     detail::register_builtin(aten, 9, [op](SymbolicContext& g) -> Outputs {
       if (op == "Not") return g.op(op, {g.cast(g.input(0), at::kBool)});
       if (op == "IsNaN") return g.op(op, {g.input(0)});
+      // ONNX's Neg has no uint8; PyTorch's -x of one wraps (256 - x), as int32 cast back does.
+      if (op == "Neg" && g.output_scalar_type() == at::kByte)
+        return g.cast(g.op(op, {g.cast(g.input(0), at::kInt)}), at::kByte);
       if (op == "Floor" || op == "Ceil") {
         // floor/ceil of an integer tensor is the tensor (ONNX's Floor takes floats only);
         // math.floor(x) -> int rounds in floats, then converts.

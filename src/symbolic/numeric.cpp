@@ -1,6 +1,7 @@
 // Numeric ops torch.onnx 1.13 exports that the first wave lacked: isinf, isfinite, nan_to_num,
 // addcmul, lerp, outer, mv, dot; views and no-ops on real tensors (view_as, reshape_as,
 // movedim, alias, resolve_conj, resolve_neg).
+#include <cmath>
 #include <limits>
 #include <numeric>
 
@@ -68,12 +69,24 @@ TONNX_SYMBOLIC("aten::addcmul", 9, [](SymbolicContext& g) -> Outputs {
   return g.op("Add", {input_as(g, 0, dt), prod});
 });
 
-// lerp(self, end, weight) = self + weight * (end - self); weight a scalar or a tensor.
+// lerp(self, end, weight), as LibTorch computes it: self + weight * (end - self) where
+// |weight| < 0.5, else end - (end - self) * (1 - weight), so that weight 1 gives end exactly
+// and an infinite self gives inf, not NaN (a review found the one-formula form wrong on both).
+// A number weight picks its formula at export; a tensor one per element.
 TONNX_SYMBOLIC("aten::lerp", 9, [](SymbolicContext& g) -> Outputs {
   at::ScalarType dt = g.output_scalar_type();
   Value* a = input_as(g, 0, dt);
-  Value* diff = g.op("Sub", {input_as(g, 1, dt), a});
-  return g.op("Add", {a, g.op("Mul", {input_as(g, 2, dt), diff})});
+  Value* b = input_as(g, 1, dt);
+  Value* w = input_as(g, 2, dt);
+  Value* diff = g.op("Sub", {b, a});
+  auto low = [&] { return g.op("Add", {a, g.op("Mul", {w, diff})}); };
+  auto high = [&] {
+    Value* rest = g.op("Sub", {g.constant_scalar(1, dt), w});
+    return g.op("Sub", {b, g.op("Mul", {diff, rest})});
+  };
+  if (g.is_constant(2) && g.arg_type(2) == "float") return std::abs(g.f(2)) < 0.5 ? low() : high();
+  Value* small = g.op("Less", {g.op("Abs", {w}), g.constant_scalar(0.5, dt)});
+  return g.op("Where", {small, low(), high()});
 });
 
 // outer(a, b): a[:, None] * b. mv and dot: MatMul has numpy's 1-D semantics.

@@ -29,13 +29,18 @@ TONNX_SYMBOLIC(
       // ONNX Flatten makes a matrix [prod(:axis), prod(axis:)]: exact when end is the last dim
       // and start is 1 (or 0, with a reshape to 1-D).
       if (end == rank - 1 && start == 1) return g.op("Flatten", {x}, {{"axis", int64_t{1}}});
-      if (!g.dynamic_shapes()) {
-        auto out = g.output_type();
+      // Static sizes: the output's. (Sizes that depend on data are unknown without dynamic
+      // axes: a review found an unknown one read as 0, Reshape's "copy this dim".)
+      auto out = g.output_type();
+      bool known = !g.dynamic_shapes() && out && out->shape;
+      if (known)
+        for (const auto& d : *out->shape) known = known && d.value.has_value();
+      if (known) {
         std::vector<int64_t> sizes;
         for (const auto& d : *out->shape) sizes.push_back(*d.value);
         return g.op("Reshape", {x, g.constant_ints(sizes)});
       }
-      // Dynamic: shape[:start] ++ [-1] ++ shape[end+1:]
+      // Otherwise: shape[:start] ++ [-1] ++ shape[end+1:]
       Value* shp = g.op("Shape", {x});
       std::vector<Value*> parts;
       if (start > 0)
