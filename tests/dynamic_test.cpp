@@ -304,5 +304,15 @@ def forward(self, x, other):
   for (size_t k = 0; k < 3; ++k) expect_close(outs[k], set.outputs[k], Tolerance{}, "tied sizes");
 }
 
+// roll needs only the rolled dims' sizes: another dim may be dynamic (it asked for all).
+TEST(DynamicAxes, RollAlongAStaticDimWhileAnotherVaries) {
+  auto fn = [](Tensor x) { return torch::roll(x, {2}, {0}) + torch::roll(x, {-1}, {-2}); };
+  ExportOptions opt;
+  opt.input_names = {"x"};
+  opt.dynamic_axes["x"] = {{1, "n"}};
+  expect_dynamic(make_traceable_fn(fn), {torch::randn({3, 4})}, {torch::randn({3, 7})}, opt,
+                 "dyn_roll");
+}
+
 }  // namespace
 }  // namespace tonnx::test

@@ -358,8 +358,8 @@ TONNX_SYMBOLIC("aten::flip", 10,
 TONNX_SYMBOLIC("aten::roll", 10,
                [](SymbolicContext& g, Value* x, std::vector<int64_t> shifts,
                   std::vector<int64_t> dims) -> Outputs {
-                 std::vector<int64_t> sizes = g.sizes(0);
                  if (dims.empty()) {
+                   std::vector<int64_t> sizes = g.sizes(0);
                    // Rolls the flattened tensor.
                    int64_t n = 1;
                    for (int64_t s : sizes) n *= s;
@@ -374,8 +374,14 @@ TONNX_SYMBOLIC("aten::roll", 10,
                  }
                  if (shifts.size() != dims.size()) g.fail("roll needs as many shifts as dims");
                  for (size_t i = 0; i < dims.size(); ++i) {
-                   int64_t d = norm_dim(g, dims[i], static_cast<int64_t>(sizes.size()));
-                   int64_t n = sizes[d];
+                   // Only the rolled dims' sizes are needed (others may be dynamic).
+                   int64_t d = norm_dim(g, dims[i], g.rank(0));
+                   std::optional<int64_t> size = known_size(g, 0, d);
+                   if (!size)
+                     g.fail("roll along dim " + std::to_string(d) +
+                            ", whose size varies (a dynamic axis): the split point depends on "
+                            "it; keep that dim's size fixed");
+                   int64_t n = *size;
                    int64_t s = n ? ((shifts[i] % n) + n) % n : 0;
                    if (!s) continue;
                    x = g.op("Concat", {slice(g, x, d, n - s, n, 1), slice(g, x, d, 0, n - s, 1)},
