@@ -143,6 +143,21 @@ TEST_P(Ops, IntegerDivisionAsPyTorch) {
       },
       {fa, fb}, "float_div_family");
   check([](Tensor a, Tensor b) { return torch::div(a, b, "floor"); }, {a, b}, "div_floor_int");
+  // int8, int16, uint8 (computed in int32: ONNX's Div has them from opset 14 only, ONNX
+  // Runtime's Where not at all); -128 // -1 wraps to -128 as in LibTorch.
+  for (auto t : {torch::kChar, torch::kShort, torch::kByte}) {
+    bool is_signed = t != torch::kByte;
+    Tensor x = is_signed ? torch::tensor({7, -7, 7, -7, 0, -128}, t)
+                         : torch::tensor({7, 200, 7, 255, 0, 128}, t);
+    Tensor y =
+        is_signed ? torch::tensor({2, 2, -2, -2, 3, -1}, t) : torch::tensor({2, 3, 5, 2, 3, 1}, t);
+    check(
+        [](Tensor a, Tensor b) {
+          return std::make_tuple(torch::floor_divide(a, b), torch::div(a, b, "floor"),
+                                 torch::remainder(a, b));
+        },
+        {x, y}, std::string("small_int_floor_div_") + c10::toString(t));
+  }
 }
 
 TEST_P(Ops9, Activations) {

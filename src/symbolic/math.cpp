@@ -56,6 +56,10 @@ TONNX_SYMBOLIC("aten::mul", 9, [](SymbolicContext& g) -> Outputs {
 // floor(q), plus 1 where q - floor(q) > 0.5; a zero q takes the sign of a / b, and b == 0
 // gives a / b (IEEE).
 Value* floor_div(SymbolicContext& g, Value* a, Value* b, at::ScalarType dt) {
+  // int8, int16, uint8: in int32, cast back (wrapping as LibTorch's -128 // -1): ONNX's Div has
+  // them only from opset 14, and ONNX Runtime's Where not at all.
+  if (dt == at::kChar || dt == at::kShort || dt == at::kByte)
+    return g.cast(floor_div(g, g.cast(a, at::kInt), g.cast(b, at::kInt), at::kInt), dt);
   // fmod: for integers a - trunc(a / b) * b (ONNX's Div truncates them), exact at any opset;
   // for floats ONNX's Mod (opset 10).
   bool is_int = at::isIntegralType(dt, /*includeBool=*/false);
