@@ -213,6 +213,17 @@ TEST_P(Opset, AdaptivePools) {
         return F::adaptive_max_pool2d(x, F::AdaptiveMaxPool2dFuncOptions({3, 4}));
       },
       {x}, opset(), "adaptive_max");
+  if (opset() >= 10) {  // (indices: MaxPool's, rebased with Slice-10)
+    Tensor y = x.clone();
+    y.index_put_({0, 0, 0, 0}, INFINITY);
+    y.index_put_({1, 2, 5, 1}, -INFINITY);
+    for (std::vector<int64_t> size : {std::vector<int64_t>{3, 4}, std::vector<int64_t>{1, 1}})
+      expect_fn_matches(
+          [size](Tensor x) {
+            return F::adaptive_max_pool2d_with_indices(x, F::AdaptiveMaxPool2dFuncOptions(size));
+          },
+          {y}, opset(), "adaptive_max_indices");
+  }
   expect_fn_matches(
       [](Tensor x) {
         return F::adaptive_avg_pool2d(x, F::AdaptiveAvgPool2dFuncOptions({12, 8}));

@@ -63,6 +63,20 @@ PoolPads pool_pads(SymbolicContext& g, const std::vector<int64_t>& kernel,
   return {pads, false};
 }
 
+// MaxPool's values and indices as PyTorch numbers them.
+Outputs max_pool_with_indices(SymbolicContext& g, const std::vector<ir::Attr>& attrs, size_t d) {
+  auto outs = g.op_n("MaxPool", {g.input(0)}, attrs, 2);
+  // ONNX numbers indices over the whole tensor; PyTorch within each (N, C) plane. The
+  // plane offsets are what a 1x1 MaxPool returns for the first element of each plane.
+  std::vector<int64_t> ones(d, 1);
+  auto base = g.op_n("MaxPool", {g.input(0)}, {{"kernel_shape", ones}, {"strides", ones}}, 2)[1];
+  std::vector<int64_t> axes, starts(d, 0), ends(d, 1);
+  for (size_t i = 0; i < d; ++i) axes.push_back(static_cast<int64_t>(2 + i));
+  Value* first =
+      g.op("Slice", {base, g.constant_ints(starts), g.constant_ints(ends), g.constant_ints(axes)});
+  return {outs[0], g.op("Sub", {outs[1], first})};
+}
+
 // max_poolNd(self, kernel_size, stride, padding, dilation, ceil_mode)
 Outputs max_pool(SymbolicContext& g, size_t d, bool with_indices) {
   std::vector<int64_t> kernel = expand_to(g.ints(1), d);
@@ -84,16 +98,7 @@ Outputs max_pool(SymbolicContext& g, size_t d, bool with_indices) {
   }
   bool need_indices = with_indices && g.num_outputs() > 1;
   if (!need_indices) return g.op("MaxPool", {g.input(0)}, attrs);
-  auto outs = g.op_n("MaxPool", {g.input(0)}, attrs, 2);
-  // ONNX numbers indices over the whole tensor; PyTorch within each (N, C) plane. The
-  // plane offsets are what a 1x1 MaxPool returns for the first element of each plane.
-  std::vector<int64_t> ones(d, 1);
-  auto base = g.op_n("MaxPool", {g.input(0)}, {{"kernel_shape", ones}, {"strides", ones}}, 2)[1];
-  std::vector<int64_t> axes, starts(d, 0), ends(d, 1);
-  for (size_t i = 0; i < d; ++i) axes.push_back(static_cast<int64_t>(2 + i));
-  Value* first =
-      g.op("Slice", {base, g.constant_ints(starts), g.constant_ints(ends), g.constant_ints(axes)});
-  return {outs[0], g.op("Sub", {outs[1], first})};
+  return max_pool_with_indices(g, attrs, d);
 }
 TONNX_SYMBOLIC("aten::max_pool1d", 9, [](SymbolicContext& g) { return max_pool(g, 1, false); });
 TONNX_SYMBOLIC("aten::max_pool2d", 9, [](SymbolicContext& g) { return max_pool(g, 2, false); });
@@ -140,31 +145,32 @@ Outputs adaptive_pool(SymbolicContext& g, bool is_max) {
   out = expand_to(out, d);
   bool global = true;
   for (int64_t o : out) global = global && o == 1;
+  // adaptive_max_pool's indices: MaxPool's, numbered as PyTorch does (its windows then need
+  // the input's sizes even when global).
+  bool indices = is_max && g.num_outputs() > 1 && g.node()->outputs()[1]->hasUses();
   Value* x = g.input(0);
-  std::vector<Value*> results;
-  if (global) {
-    results.push_back(g.op(is_max ? "GlobalMaxPool" : "GlobalAveragePool", {x}));
-  } else {
-    // Only the pooled dims' sizes matter: the batch and channels may vary.
-    std::vector<int64_t> kernel;
-    for (size_t i = 0; i < d; ++i) {
-      std::optional<int64_t> known = known_size(g, 0, static_cast<int64_t>(2 + i));
-      if (!known)
-        g.fail("adaptive pooling of dim " + std::to_string(2 + i) +
-               ", whose size varies (a dynamic axis): the window depends on it; pool to size 1 "
-               "(global pooling), or keep that dim's size fixed");
-      int64_t in = *known;
-      if (out[i] <= 0 || in % out[i] != 0)
-        g.fail(
-            "adaptive pooling from size " + std::to_string(in) + " to " + std::to_string(out[i]) +
-            " is not a fixed-window pool (the input size must be a multiple of the output size)");
-      kernel.push_back(in / out[i]);
-    }
-    results.push_back(g.op(is_max ? "MaxPool" : "AveragePool", {x},
-                           {{"kernel_shape", kernel}, {"strides", kernel}}));
+  if (global && !indices) return g.op(is_max ? "GlobalMaxPool" : "GlobalAveragePool", {x});
+  // Only the pooled dims' sizes matter: the batch and channels may vary.
+  std::vector<int64_t> kernel;
+  for (size_t i = 0; i < d; ++i) {
+    std::optional<int64_t> known = known_size(g, 0, static_cast<int64_t>(2 + i));
+    if (!known)
+      g.fail("adaptive pooling of dim " + std::to_string(2 + i) +
+             ", whose size varies (a dynamic axis): the window depends on it; " +
+             (indices ? std::string("keep that dim's size fixed")
+                      : "pool to size 1 (global pooling), or keep that dim's size fixed"));
+    int64_t in = *known;
+    if (out[i] <= 0 || in % out[i] != 0)
+      g.fail("adaptive pooling from size " + std::to_string(in) + " to " + std::to_string(out[i]) +
+             " is not a fixed-window pool (the input size must be a multiple of the output size)");
+    kernel.push_back(in / out[i]);
   }
-  // adaptive_max_pool's indices output is left unbound: using it fails the export.
-  return results;
+  std::vector<ir::Attr> attrs{{"kernel_shape", kernel}, {"strides", kernel}};
+  if (indices) {
+    if (g.opset() < 10) g.unsupported_below(10, "adaptive_max_pool's indices (Slice-10)");
+    return max_pool_with_indices(g, attrs, d);
+  }
+  return g.op(is_max ? "MaxPool" : "AveragePool", {x}, attrs);
 }
 TONNX_SYMBOLIC("aten::adaptive_avg_pool1d", 9,
                [](SymbolicContext& g) { return adaptive_pool(g, false); });
