@@ -339,6 +339,11 @@ TONNX_SYMBOLIC("aten::nonzero", 9, [](SymbolicContext& g) -> Outputs {
   return g.op("Transpose", {nonzero_rows(g)}, {{"perm", ir::Ints{1, 0}}});
 });
 
+// The type Where selects in: int8 and int16 as int32 (ONNX Runtime has no Where for them).
+at::ScalarType where_type(at::ScalarType dt) {
+  return dt == at::kChar || dt == at::kShort ? at::kInt : dt;
+}
+
 // where(condition, self, other); where(condition) is nonzero as one index tensor per dim.
 TONNX_SYMBOLIC("aten::where", 9, [](SymbolicContext& g) -> Outputs {
   if (g.num_inputs() == 1) {
@@ -350,12 +355,18 @@ TONNX_SYMBOLIC("aten::where", 9, [](SymbolicContext& g) -> Outputs {
     return per_dim;
   }
   at::ScalarType dt = g.output_scalar_type();
-  return g.op("Where", {g.cast(g.input(0), at::kBool), input_as(g, 1, dt), input_as(g, 2, dt)});
+  at::ScalarType in = where_type(dt);
+  Value* r = g.op("Where", {g.cast(g.input(0), at::kBool), input_as(g, 1, in), input_as(g, 2, in)});
+  return in == dt ? r : g.cast(r, dt);
 });
 // masked_fill(self, mask, value)
 TONNX_SYMBOLIC("aten::masked_fill", 9, [](SymbolicContext& g) -> Outputs {
   at::ScalarType dt = g.scalar_type(0);
-  return g.op("Where", {g.cast(g.input(1), at::kBool), input_as(g, 2, dt), g.input(0)});
+  at::ScalarType in = where_type(dt);
+  if (in == dt)
+    return g.op("Where", {g.cast(g.input(1), at::kBool), input_as(g, 2, dt), g.input(0)});
+  Value* r = g.op("Where", {g.cast(g.input(1), at::kBool), input_as(g, 2, in), input_as(g, 0, in)});
+  return g.cast(r, dt);
 });
 
 // clamp(self, min, max): scalars or tensors; either may be None.
