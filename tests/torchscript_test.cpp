@@ -136,6 +136,7 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"script_untaken", 17, {}, 1e-3, 1e-5, 2},
         Case{"script_untaken_ranks", 17, {}, 1e-3, 1e-5, 2},
         Case{"early_return", 17, {}, 1e-3, 1e-5, 3}, Case{"one_hot_classes", 17, {}, 1e-3, 1e-5, 3},
+        Case{"traced_numbers", 17, {}, 1e-3, 1e-5, 2},
         // Writes into views and bases (issue 11).
         Case{"inplace_views", 17, {}, 1e-3, 1e-5, 2}, Case{"inplace_views", 11, {}, 1e-3, 1e-5, 2},
         Case{"inplace_views_script", 17, {}, 1e-3, 1e-5, 2},

@@ -76,6 +76,48 @@ int fold_export_constants(jit::Graph& g, jit::Block* b) {
   return static_cast<int>(folded.size());
 }
 
+// A Python number in a traced expression (`i * 1.5`, `arange(n) * 0.1`) is saved as a 0-dim
+// float64 or int64 tensor constant, and LibTorch's interpreter promotes with it as with a
+// tensor: an int64 `i` times it is float64. LibTorch's graph executor, which runs the module
+// for the user, passes it as a number (the op's Scalar overload): float32, as in Python. The
+// export takes the executor's result: such a constant, read directly as the other operand of
+// an arithmetic or comparison op, becomes a number. (A review found int and bool tensors times
+// float constants exported as float64 in traced files, and a traced position encoding that
+// did not export at all.)
+int numbers_as_scalars(jit::Graph& g, jit::Block* b) {
+  static const std::set<std::string> kOps = {
+      "aten::add",         "aten::sub",  "aten::mul",          "aten::div",  "aten::remainder",
+      "aten::fmod",        "aten::pow",  "aten::floor_divide", "aten::rsub", "aten::eq",
+      "aten::ne",          "aten::lt",   "aten::le",           "aten::gt",   "aten::ge",
+      "aten::true_divide", "aten::add_", "aten::sub_",         "aten::mul_", "aten::div_"};
+  int changed = 0;
+  for (jit::Node* n : b->nodes()) {
+    for (jit::Block* sub : n->blocks()) changed += numbers_as_scalars(g, sub);
+    if (n->inputs().size() < 2 || !kOps.count(n->kind().toQualString())) continue;
+    jit::Value* other = n->input(1);
+    if (other->node()->kind() != c10::prim::Constant ||
+        !n->input(0)->type()->cast<c10::TensorType>())
+      continue;
+    auto c = jit::toIValue(other);
+    if (!c || !c->isTensor()) continue;
+    const at::Tensor& t = c->toTensor();
+    if (t.dim() != 0 || t.requires_grad() || !t.device().is_cpu() ||
+        (t.scalar_type() != at::kDouble && t.scalar_type() != at::kLong))
+      continue;
+    jit::WithInsertPoint guard(n);
+    jit::Value* number = t.scalar_type() == at::kDouble ? g.insertConstant(t.item<double>())
+                                                        : g.insertConstant(t.item<int64_t>());
+    n->replaceInput(1, number);
+    // The node now matches the op's Scalar overload (its schema is looked up from the types).
+    if (!n->maybeSchema()) {
+      n->replaceInput(1, other);
+      continue;
+    }
+    ++changed;
+  }
+  return changed;
+}
+
 // LowerAllTuples turns a tuple-typed prim::Uninitialized (the value of a branch that raises)
 // into one node with an output per element, which LibTorch's interpreter runs as if it had
 // one: the stack goes out of step and the process corrupts its heap (scripted

@@ -22,6 +22,9 @@ bool may_write_state(torch::jit::Block* b);
 
 // prim::is_cuda, requires_grad, is_grad_enabled... false, prim::device the CPU.
 int fold_export_constants(torch::jit::Graph& g, torch::jit::Block* b);
+// A 0-dim float64/int64 tensor constant read as the other operand of arithmetic (a Python
+// number in a traced file) becomes a number, as LibTorch's graph executor passes it.
+int numbers_as_scalars(torch::jit::Graph& g, torch::jit::Block* b);
 // An if whose one branch raises becomes the other branch (as torch.onnx does); print() and an
 // unused tolist(), side effects only, are dropped.
 int drop_raising_branches(torch::jit::Block* b);

@@ -303,6 +303,8 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::I
 
   std::shared_ptr<jit::Graph> g = forward->graph()->copy();
   jit::Inline(*g);
+  // Before any constant folding: a folded aten::to of a real 0-dim tensor looks the same.
+  detail::numbers_as_scalars(*g, g->block());
   detail::TraceResult tr;
   tr.num_user_inputs = inputs.size();
   tr.example_inputs = inputs;
