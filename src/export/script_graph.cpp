@@ -518,9 +518,9 @@ void dynamic_sizes(jit::Block* b, std::unordered_set<const jit::Value*>& data) {
                                                "prim::shape", "aten::len"};
   for (jit::Node* n : b->nodes()) {
     for (jit::Block* sub : n->blocks()) dynamic_sizes(sub, data);
-    if (n->inputs().empty() || !kSizes.count(n->kind().toQualString())) continue;
-    const bool size =
-        n->kind() == c10::aten::size || n->kind().toQualString() == std::string("aten::sym_size");
+    const std::string kind = n->kind().toQualString();
+    if (n->inputs().empty() || !kSizes.count(kind)) continue;
+    const bool size = kind == "aten::size" || kind == "aten::sym_size";
     auto tt = n->input(0)->type()->cast<c10::TensorType>();
     if (!tt) continue;
     auto dims = tt->sizes().sizes();
@@ -532,7 +532,7 @@ void dynamic_sizes(jit::Block* b, std::unordered_set<const jit::Value*>& data) {
         if (d && d->isInt())
           axis = ir::normalize_axis(d->toInt(), static_cast<int64_t>(dims->size()));
         varies = !axis;
-      } else if (n->kind() == c10::aten::len) {
+      } else if (kind == "aten::len") {
         axis = 0;
       }
       for (size_t i = 0; i < dims->size() && !varies; ++i)

@@ -31,7 +31,7 @@ PoolPads pool_pads(SymbolicContext& g, const std::vector<int64_t>& kernel,
   PoolPads same{twice(padding), ceil};
   if (!ceil) return same;
   size_t d = kernel.size();
-  std::vector<int64_t> begin = padding, end(d);
+  std::vector<int64_t> pads = padding;  // the begin pads, then the end pads
   bool dropped = false;
   for (size_t i = 0; i < d; ++i) {
     std::optional<int64_t> in = known_size(g, 0, static_cast<int64_t>(2 + i));
@@ -45,12 +45,14 @@ PoolPads pool_pads(SymbolicContext& g, const std::vector<int64_t>& kernel,
       --out;
       dropped = true;
     }
-    end[i] = (out - 1) * stride[i] + reach - *in - padding[i];
-    if (end[i] < 0) return same;
+    int64_t end = (out - 1) * stride[i] + reach - *in - padding[i];
+    if (end < 0) return same;
+    pads.push_back(end);
   }
   if (!dropped) return same;
+  // (Only now: a window dropped in any dim makes the pool ceil_mode=0 in every dim.)
   for (size_t i = 0; i < d; ++i)
-    if (counts_pads && end[i] > padding[i])
+    if (counts_pads && pads[d + i] > padding[i])
       g.fail(
           "avg_pool with ceil_mode=True and count_include_pad=True where PyTorch drops a "
           "last window (input size " +
@@ -58,8 +60,6 @@ PoolPads pool_pads(SymbolicContext& g, const std::vector<int64_t>& kernel,
           std::to_string(2 + i) +
           "): ONNX's AveragePool cannot give its divisors; export with count_include_pad=False "
           "or ceil_mode=False, or at another input size");
-  std::vector<int64_t> pads = begin;
-  pads.insert(pads.end(), end.begin(), end.end());
   return {pads, false};
 }
 
