@@ -9,7 +9,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "error_of.h"
+#include "export/pipeline.h"
 #include "export/trace.h"
+#include "graph_builder.h"
 #include "test_util.h"
 #include "tonnx/export.h"
 #include "tonnx/models.h"
@@ -381,6 +384,38 @@ TEST(ShapesOnlyTrace, ParametersBuffersAndModeAreRestored) {
     net->eval();
     EXPECT_EQ(net->forward(x).sizes(), (std::vector<int64_t>{1, 4, 4, 4}));
   }
+}
+
+// The last check of every export: each output's declared dtype, rank and known sizes against
+// the module's own output on the example. (The traced-number bug declared Double where the
+// module gave Float; the model was valid and silently different.)
+TEST(CheckAgainstModule, DeclaredTypesMustBeTheModules) {
+  auto graph = [](ir::TensorType t) {
+    auto b = std::make_shared<test::GraphBuilder>();
+    ir::Value* y = b->op("Relu", {b->in("x")});
+    y->set_type(t);
+    b->out(y, "y");
+    return b;
+  };
+  using ir::Dim;
+  Tensor e = torch::zeros({2, 3});
+  auto same = graph({ir::DType::Float, std::vector<Dim>{Dim::known(2), Dim::known(3)}});
+  EXPECT_NO_THROW(detail::check_against_module(same->g, {e}));
+  auto open = graph({ir::DType::Float, std::vector<Dim>{Dim::named("n"), Dim{}}});
+  EXPECT_NO_THROW(detail::check_against_module(open->g, {e}));
+  auto wrong_dtype = graph({ir::DType::Double, std::vector<Dim>{Dim::known(2), Dim::known(3)}});
+  std::string msg = test::error_of([&] { detail::check_against_module(wrong_dtype->g, {e}); });
+  EXPECT_NE(msg.find("declares output 0 ('y') as Double(2, 3), but the module gave Float(2, 3)"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("It is made by Relu"), std::string::npos) << msg;
+  auto wrong_size = graph({ir::DType::Float, std::vector<Dim>{Dim::known(2), Dim::known(4)}});
+  EXPECT_THROW(detail::check_against_module(wrong_size->g, {e}), ExportError);
+  auto wrong_rank = graph({ir::DType::Float, std::vector<Dim>{Dim{}}});
+  EXPECT_THROW(detail::check_against_module(wrong_rank->g, {e}), ExportError);
+  auto b = graph({ir::DType::Bool, std::nullopt});
+  EXPECT_NO_THROW(detail::check_against_module(b->g, {torch::zeros({4}, torch::kBool)}));
+  EXPECT_THROW(detail::check_against_module(b->g, {torch::zeros({4}, torch::kUInt8)}), ExportError);
 }
 
 }  // namespace

@@ -217,7 +217,52 @@ std::string blame(const ir::Graph& g, const std::string& msg) {
   return "The node was emitted by tonnx's symbolic function for " + n->source() + where +
          ": this is a bug in tonnx; please report it with the model.";
 }
+
+// Who wrote the node that makes `v`, for an error about it.
+std::string maker(const ir::Value* v) {
+  const ir::Node* n = v->producer();
+  if (!n)
+    return "It is not made by any node. This is a bug in tonnx; please report it with the model.";
+  bool user = false;
+  for (const auto& s : registered_symbolics()) user = user || (s.name == n->source() && s.user);
+  std::string what = n->op_type() + (n->source().empty() ? "" : " from " + n->source()) +
+                     (n->scope().empty() ? "" : " at scope " + n->scope());
+  if (user)
+    return "It is made by " + what +
+           ", emitted by your symbolic function (registered with tonnx::register_symbolic): fix "
+           "the types it declares.";
+  return "It is made by " + what + ". This is a bug in tonnx; please report it with the model.";
+}
+
 }  // namespace
+
+// The module ran on the example while it was traced. Every output the graph declares must have
+// the dtype, rank and known sizes that run gave, or the model would silently differ from the
+// module: a wrong dtype in a symbolic (an int64 product declared float64) is caught here.
+void check_against_module(const ir::Graph& g, const std::vector<torch::Tensor>& eager) {
+  if (g.outputs().size() != eager.size()) return;  // sequences, per-channel quantized outputs
+  for (size_t k = 0; k < eager.size(); ++k) {
+    const ir::Value* v = g.outputs()[k];
+    const at::Tensor& e = eager[k];
+    if (!e.defined() || v->is_sequence() || !v->type() || e.is_quantized() || e.is_complex() ||
+        v->type()->dtype == ir::DType::Undefined)
+      continue;
+    const ir::TensorType& t = *v->type();
+    bool same = t.dtype == ir::dtype_from_scalar_type(e.scalar_type());
+    if (same && t.shape) {
+      same = static_cast<int64_t>(t.shape->size()) == e.dim();
+      for (size_t d = 0; same && d < t.shape->size(); ++d)
+        same = !(*t.shape)[d].value || *(*t.shape)[d].value == e.size(static_cast<int64_t>(d));
+    }
+    if (same) continue;
+    throw ExportError("the exported model declares output " + std::to_string(k) + " ('" +
+                      v->name() + "') as " + t.str() + ", but the module gave " +
+                      ir::TensorType::from_tensor(e).str() +
+                      " for the example inputs: the model would not compute what the module "
+                      "does, so nothing was written. " +
+                      maker(v));
+  }
+}
 
 Exported finish_export(TraceResult tr, const ExportOptions& o) {
   StageTimer timer;
@@ -293,6 +338,7 @@ Exported finish_export(TraceResult tr, const ExportOptions& o) {
   if (!check_error.empty())
     throw ExportError("the exported model does not pass ONNX's checks, so nothing was written: " +
                       check_error + "\n" + blame(g, check_error));
+  check_against_module(g, ex.eager_outputs);
   return ex;
 }
 

@@ -46,6 +46,9 @@ void name_references(Recording& r, const ir::Graph& g);  // after the passes nam
 void validate_options(const ExportOptions& o);
 
 // Converts, optimizes and checks a frontend's graph; prints it when o.verbose.
+// Throws ExportError when a graph output's declared dtype, rank or known size differs from
+// what the module gave on the example (`eager`, one tensor per graph output).
+void check_against_module(const ir::Graph& g, const std::vector<torch::Tensor>& eager);
 Exported finish_export(TraceResult tr, const ExportOptions& o);
 
 // Checks that `path` can be written, runs `produce` (trace/load + finish_export), writes the
