@@ -32,7 +32,7 @@ void expect_dynamic(const Traceable& model, const std::vector<Tensor>& example,
   auto outs = backend::prepare(path, "CPU").run(other);
   ASSERT_EQ(outs.size(), set.outputs.size());
   for (size_t i = 0; i < outs.size(); ++i)
-    EXPECT_TRUE(torch::allclose(outs[i], set.outputs[i], tol.rtol, tol.atol))
+    EXPECT_TRUE(torch::allclose(outs[i], set.outputs[i], tol.rtol, tol.atol, /*equal_nan=*/true))
         << name << " backend output " << i;
 }
 
@@ -312,6 +312,23 @@ TEST(DynamicAxes, RollAlongAStaticDimWhileAnotherVaries) {
   opt.dynamic_axes["x"] = {{1, "n"}};
   expect_dynamic(make_traceable_fn(fn), {torch::randn({3, 4})}, {torch::randn({3, 7})}, opt,
                  "dyn_roll");
+}
+
+// var/std count the reduced elements at run time when sizes vary (they were refused); a dim of
+// size 1 or 0 gives NaN as in ATen (divisor max(0, n - correction)).
+TEST(DynamicAxes, VarianceCountsTheReducedElementsAtRunTime) {
+  auto fn = [](Tensor x) {
+    auto [v, m] = torch::var_mean(x, {-1}, 0, true);
+    return std::make_tuple(x.var(), x.std(1), x.var(at::IntArrayRef{0, 2}, false, true), v, m,
+                           x.std(-1, /*unbiased=*/true));
+  };
+  ExportOptions opt;
+  opt.input_names = {"x"};
+  opt.dynamic_axes["x"] = {{0, "a"}, {1, "b"}, {2, "c"}};
+  expect_dynamic(make_traceable_fn(fn), {torch::randn({2, 3, 4})}, {torch::randn({4, 5, 1})}, opt,
+                 "dyn_var_std");
+  expect_dynamic(make_traceable_fn(fn), {torch::randn({2, 3, 4})}, {torch::randn({3, 1, 6})}, opt,
+                 "dyn_var_std_one");
 }
 
 }  // namespace

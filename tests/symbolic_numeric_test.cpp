@@ -116,6 +116,33 @@ TEST_P(Numeric9, NarrowIntegersWrapAndReluOfIntegers) {
   check([](Tensor x) { return torch::relu(x); }, {torch::tensor({-3L, 4L})}, "relu_int64");
 }
 
+// Reductions and CumSum of bool, int8, uint8 and int16 (ONNX has no such ReduceSum/ReduceMax/
+// CumSum before opset 18): computed in int32 and cast back, wrapping as LibTorch does.
+TEST_P(Numeric9, NarrowIntegerReductions) {
+  for (auto dt : {torch::kByte, torch::kChar, torch::kShort}) {
+    Tensor a = torch::tensor({{100, 3, 127}, {90, -5, 0}}).to(dt);
+    std::string n = std::string("reduce_") + c10::toString(dt);
+    check(
+        [dt](Tensor x) {
+          return std::make_tuple(x.sum(dt), x.sum(1, true, dt), x.prod(0, false, dt));
+        },
+        {a}, n + "_sum_prod");
+    check(
+        [](Tensor x) {
+          return std::make_tuple(x.amax(1), x.max(), x.min(0), x.amin({0, 1}), x.argmax(),
+                                 x.argmin(1, true));
+        },
+        {a}, n + "_max_min");
+    if (GetParam() >= 11)  // (CumSum: opset 11)
+      check([dt](Tensor x) { return torch::cumsum(x, -1, dt); }, {a}, n + "_cumsum");
+  }
+  Tensor b = torch::tensor({{true, false, false}, {false, false, false}});
+  check([](Tensor x) { return std::make_tuple(x.max(), x.amin(1), x.max(0), x.min(1, true)); }, {b},
+        "reduce_bool_max_min");
+  check([](Tensor x) { return x.amax(0); }, {torch::zeros({0, 2}, torch::kBool).t()},
+        "reduce_bool_empty");
+}
+
 TEST_P(Numeric9, Products) {
   check([](Tensor x, Tensor y) { return torch::outer(x, y); },
         {torch::randn({4}), torch::randn({3})}, "outer");

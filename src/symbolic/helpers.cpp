@@ -43,8 +43,28 @@ Value* squeeze(SymbolicContext& g, Value* x, const std::vector<int64_t>& axes) {
 }
 
 // ReduceSum takes axes as an input from opset 13; the other reductions from 18.
+std::optional<at::ScalarType> narrow_int(const Value* x) {
+  if (!x->type()) return std::nullopt;
+  switch (x->type()->dtype) {
+    case ir::DType::Bool:
+      return at::kBool;
+    case ir::DType::Int8:
+      return at::kChar;
+    case ir::DType::UInt8:
+      return at::kByte;
+    case ir::DType::Int16:
+      return at::kShort;
+    default:
+      return std::nullopt;
+  }
+}
+
 Value* reduce(SymbolicContext& g, const std::string& op, Value* x,
               const std::optional<std::vector<int64_t>>& axes, bool keepdims) {
+  if (auto narrow = narrow_int(x)) {  // computed in int32: the same low bits, then cast back
+    Value* wide = reduce(g, op, g.cast(x, at::kInt), axes, keepdims);
+    return g.cast(wide, *narrow);
+  }
   ir::Attr keep{"keepdims", int64_t{keepdims}};
   if (op == "ReduceSum" && g.opset() >= 13) {
     if (!axes) return g.op(op, {x}, {keep});

@@ -28,6 +28,9 @@ int64_t arg_dim(SymbolicContext& g, size_t input, int64_t dim);
 // reductions, so only ReduceSum takes an input in the opsets tonnx emits).
 Value* unsqueeze(SymbolicContext& g, Value* x, const std::vector<int64_t>& axes);
 Value* squeeze(SymbolicContext& g, Value* x, const std::vector<int64_t>& axes);
+// The dtypes ONNX's reductions and CumSum lack before opset 18 (bool, int8, uint8, int16),
+// which `reduce` computes in int32 and casts back; nullopt for any other (or unknown) dtype.
+std::optional<at::ScalarType> narrow_int(const Value* x);
 Value* reduce(SymbolicContext& g, const std::string& op, Value* x,
               const std::optional<std::vector<int64_t>>& axes, bool keepdims);
 

@@ -55,6 +55,7 @@ Outputs max_min(SymbolicContext& g, bool is_max) {
   Value* x = g.input(0);
   Value* values = reduce(g, is_max ? "ReduceMax" : "ReduceMin", x, std::vector<int64_t>{dim}, keep);
   if (g.num_outputs() < 2) return values;
+  if (narrow_int(x)) x = g.cast(x, at::kInt);  // no bool ArgMax; none of int16 in ONNX Runtime
   Value* idx =
       g.op(is_max ? "ArgMax" : "ArgMin", {x}, {{"axis", dim}, {"keepdims", int64_t{keep}}});
   return {values, idx};
@@ -66,6 +67,7 @@ TONNX_SYMBOLIC("aten::min", 9, [](SymbolicContext& g) { return max_min(g, false)
 // index, which is ONNX's default (select_last_index=0).
 Outputs arg_op(SymbolicContext& g, const char* op) {
   Value* x = g.input(0);
+  if (narrow_int(x)) x = g.cast(x, at::kInt);  // ONNX Runtime has no int16 ArgMax
   bool keep = g.b(2);
   if (g.is_none(1)) {
     x = g.op("Reshape", {x, g.constant_ints({-1})});
@@ -175,8 +177,7 @@ TONNX_SYMBOLIC("aten::cdist", 9, [](SymbolicContext& g) -> Outputs {
 Outputs var_std(SymbolicContext& g, bool is_std, bool with_mean = false) {
   Value* x = g.input(0);
   at::ScalarType dt = g.output_scalar_type();
-  std::vector<int64_t> sizes = g.sizes(0);
-  int64_t rank = static_cast<int64_t>(sizes.size());
+  int64_t rank = g.rank(0);
   std::optional<std::vector<int64_t>> dims;
   double correction = 1;
   bool keep = false;
@@ -190,16 +191,34 @@ Outputs var_std(SymbolicContext& g, bool is_std, bool with_mean = false) {
       correction = g.f(2);
     keep = g.b(3);
   }
-  int64_t n = 1;
-  if (dims) {
-    for (int64_t d : *dims) n *= sizes[d];
-  } else {
-    for (int64_t s : sizes) n *= s;
-  }
   Value* mean = reduce(g, "ReduceMean", x, dims, true);
   Value* c = g.op("Sub", {x, mean});
   Value* ss = reduce(g, "ReduceSum", g.op("Mul", {c, c}), dims, keep);
-  Value* v = g.op("Div", {ss, g.constant_scalar(static_cast<double>(n) - correction, dt)});
+  // The divisor is max(0, n - correction), as in ATen (an empty or too short dim gives NaN or
+  // inf); n is the count of reduced elements, read at run time when sizes vary.
+  Value* divisor;
+  auto t = g.type(0);
+  bool known = t && t->shape &&
+               std::all_of(t->shape->begin(), t->shape->end(), [](auto& d) { return d.value; });
+  if (known && !g.dynamic_shapes()) {
+    std::vector<int64_t> sizes = g.sizes(0);
+    int64_t n = 1;
+    if (dims) {
+      for (int64_t d : *dims) n *= sizes[d];
+    } else {
+      for (int64_t s : sizes) n *= s;
+    }
+    divisor = g.constant_scalar(std::max(0.0, static_cast<double>(n) - correction), dt);
+  } else {
+    Value* n = dims ? reduce(g, "ReduceProd",
+                             g.op("Gather", {g.op("Shape", {x}), g.constant_ints(*dims)},
+                                  {{"axis", int64_t{0}}}),
+                             std::nullopt, false)
+                    : g.op("Size", {x});
+    divisor = g.op("Max", {g.op("Sub", {g.cast(n, dt), g.constant_scalar(correction, dt)}),
+                           g.constant_scalar(0, dt)});
+  }
+  Value* v = g.op("Div", {ss, divisor});
   if (is_std) v = g.op("Sqrt", {v});
   if (!with_mean) return v;
   return {v, keep ? mean : reduce(g, "ReduceMean", x, dims, false)};
@@ -214,7 +233,11 @@ TONNX_SYMBOLIC("aten::std_mean", 9, [](SymbolicContext& g) { return var_std(g, t
 TONNX_SYMBOLIC("aten::cumsum", 11, [](SymbolicContext& g) -> Outputs {
   at::ScalarType dt = g.output_scalar_type();
   int64_t dim = arg_dim(g, 0, g.i(1));
-  return g.op("CumSum", {g.cast(g.input(0), dt), g.constant(at::scalar_tensor(dim, at::kLong))});
+  Value* x = g.cast(g.input(0), dt);
+  std::optional<at::ScalarType> narrow = narrow_int(x);  // in int32, then cast back
+  Value* sum = g.op(
+      "CumSum", {narrow ? g.cast(x, at::kInt) : x, g.constant(at::scalar_tensor(dim, at::kLong))});
+  return narrow ? g.cast(sum, *narrow) : sum;
 });
 
 }  // namespace
