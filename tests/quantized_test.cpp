@@ -7,6 +7,7 @@
 #include <torch/script.h>
 
 #include "test_util.h"
+#include "tonnx/proto.h"
 #include "tonnx/torchscript.h"
 
 namespace tonnx::test {
@@ -87,6 +88,44 @@ def forward(self, x, y):
   ExportSummary s = export_model(m, in, temp_dir("summary_positions") + "/model.onnx");
   EXPECT_EQ(s.input_positions, (std::vector<int64_t>{1}));
   EXPECT_NE(s.str().find("(example input 1)"), std::string::npos) << s.str();
+}
+
+// A data set that holds every example input, the dropped one too, is read by name by both
+// runtimes (ONNX Runtime's tool fed input_K.pb to the K-th model input, so the dropped first
+// input went to `y`); unnamed and too many, it is an error that says what to do.
+TEST(Quantized, DataSetWithTheDroppedInputIsReadByName) {
+  torch::jit::Module m("Scripted");
+  m.define(R"(
+def forward(self, x, y):
+    return y * float(x.size(0))
+)");
+  ExportOptions opt;
+  opt.input_names = {"x", "y"};
+  std::vector<Tensor> in{torch::randn({2, 3}), torch::randn({4})};
+  std::string dir = temp_dir("dropped_input_data");
+  export_model(m, in, dir + "/model.onnx", opt);
+  TestDataSet set;
+  set.inputs = in;
+  set.input_names = {"x", "y"};
+  set.outputs = {m.forward({in[0], in[1]}).toTensor()};
+  write_test_data(dir + "/data", set);
+  RunResult r = run_ort(dir + "/model.onnx", dir + "/data");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  auto rep = backend::prepare(dir + "/model.onnx", "CPU");
+  TestDataSet read = read_test_data(dir + "/data")[0];
+  auto outs = rep.run(set_inputs(read, rep.input_names()));
+  ASSERT_EQ(outs.size(), 1u);
+  EXPECT_TRUE(torch::equal(outs[0], set.outputs[0]));
+  read.input_names = {"", ""};
+  try {
+    set_inputs(read, rep.input_names(), 3);
+    FAIL() << "two unnamed inputs for one model input should be refused";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("test_data_set_3 has 2 input files for a model with 1 "
+                                         "inputs (y)"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // An If whose branches return quantized tensors with the same scale and zero point (views and

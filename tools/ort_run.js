@@ -152,10 +152,22 @@ async function main() {
   for (let s = 0; ; s++) {
     const dir = path.join(opt.testData, `test_data_set_${s}`);
     if (!fs.existsSync(dir)) break;
+    // By name where every input file is named and names every model input (a data set may hold
+    // example inputs the model does not read); else by position, as ONNX's test data is.
+    const read = [];
+    for (let k = 0; fs.existsSync(path.join(dir, `input_${k}.pb`)); k++)
+      read.push(decodeTensor(fs.readFileSync(path.join(dir, `input_${k}.pb`))));
+    const byName = new Map(read.map((r) => [r.name, r.tensor]));
+    const named = read.every((r) => r.name) && session.inputNames.every((n) => byName.has(n));
     const feeds = {};
-    for (let k = 0; fs.existsSync(path.join(dir, `input_${k}.pb`)); k++) {
-      const {tensor} = decodeTensor(fs.readFileSync(path.join(dir, `input_${k}.pb`)));
-      feeds[session.inputNames[k]] = tensor;
+    if (named) {
+      for (const n of session.inputNames) feeds[n] = byName.get(n);
+    } else {
+      if (read.length > session.inputNames.length) {
+        console.error(`${dir}: ${read.length} input files for a model with ${session.inputNames.length} inputs (${session.inputNames.join(', ')})`);
+        process.exit(2);
+      }
+      read.forEach((r, k) => { feeds[session.inputNames[k]] = r.tensor; });
     }
     const results = await session.run(feeds);
     let ok = true;

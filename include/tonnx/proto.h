@@ -86,5 +86,12 @@ struct TestDataSet {
 };
 void write_test_data(const std::string& dir, const TestDataSet& set, int index = 0);
 std::vector<TestDataSet> read_test_data(const std::string& dir);
+// The set's inputs for a model whose inputs are `model_inputs`: by name where every input file
+// is named and every model input is among them (a set may hold example inputs the export
+// dropped, as torch.onnx does, because the model never reads them), else by position. Throws
+// std::invalid_argument naming set `index` when there are more files than model inputs and
+// names cannot tell which to use.
+std::vector<at::Tensor> set_inputs(const TestDataSet& set,
+                                   const std::vector<std::string>& model_inputs, size_t index = 0);
 
 }  // namespace tonnx

@@ -585,7 +585,7 @@ options:
     auto sets = read_test_data(*dir);
     for (size_t si = 0; si < sets.size(); ++si) {
       const auto& set = sets[si];
-      auto outs = rep.run(set.inputs, ropt);
+      auto outs = rep.run(set_inputs(set, rep.input_names(), si), ropt);
       bool ok = outs.size() == set.outputs.size();
       std::cout << "test_data_set_" << si << ":";
       for (size_t k = 0; k < std::min(outs.size(), set.outputs.size()); ++k) {

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -549,6 +550,29 @@ std::vector<TestDataSet> read_test_data(const std::string& dir) {
   }
   if (sets.empty()) throw std::runtime_error("no test_data_set_0 folder under '" + dir + "'");
   return sets;
+}
+
+std::vector<at::Tensor> set_inputs(const TestDataSet& set,
+                                   const std::vector<std::string>& model_inputs, size_t index) {
+  bool named = set.input_names.size() == set.inputs.size();
+  for (const auto& n : set.input_names) named = named && !n.empty();
+  std::vector<at::Tensor> out;
+  for (const auto& want : model_inputs) {
+    auto at = std::find(set.input_names.begin(), set.input_names.end(), want);
+    named = named && at != set.input_names.end();
+    if (named) out.push_back(set.inputs[static_cast<size_t>(at - set.input_names.begin())]);
+  }
+  if (named) return out;
+  if (set.inputs.size() > model_inputs.size()) {
+    std::string names;
+    for (const auto& n : model_inputs) names += (names.empty() ? "" : ", ") + n;
+    throw std::invalid_argument(
+        "test_data_set_" + std::to_string(index) + " has " + std::to_string(set.inputs.size()) +
+        " input files for a model with " + std::to_string(model_inputs.size()) + " inputs (" +
+        names + "), and their names do not say which are the model's: name each input_K.pb " +
+        "after its input, or keep only the model's inputs");
+  }
+  return set.inputs;
 }
 
 }  // namespace tonnx
