@@ -149,6 +149,7 @@ INSTANTIATE_TEST_SUITE_P(
         // Once crashes (heap corruption in LibTorch's interpreter); data-free branches fixed.
         Case{"raise_tuple", 17, {{"input", {0}}}, 1e-3, 1e-5, 2}, Case{"script_mha", 17},
         Case{"script_mha_batch_first", 17}, Case{"greedy_decoder", 17}, Case{"stateful", 17},
+        Case{"script_encoder_padding", 17}, Case{"convtranspose_output_size", 17},
         Case{"script_rnns", 17, {}, 1e-3, 1e-5, 2},
         // Packed sequences through LSTM and GRU.
         Case{"packed_rnn", 17, {}, 1e-3, 1e-5, 2}, Case{"packed_rnn", 11, {}, 1e-3, 1e-5, 2},
@@ -281,6 +282,17 @@ TEST(TorchScript, WriteThroughAReshapeThatCopiesAtOtherSizesFailsLoudly) {
   // Without dynamic axes it is a view, and the write reaches it.
   export_model(m, inputs_of("reshape_view_or_copy"), dir + "/m.onnx");
   EXPECT_TRUE(fs::exists(dir + "/m.onnx"));
+}
+
+// A scripted TransformerEncoder given a padding mask takes the nested-tensor fast path: the
+// error says so and what to change (it was LibTorch's "NestedTensorImpl doesn't support sizes").
+TEST(TorchScript, NestedTensorFastPathSaysWhatToChange) {
+  torch::jit::Module m = load_torchscript(fixtures() + "/script_encoder_nested.pt");
+  std::string dir = temp_dir("torchscript_encoder_nested");
+  std::string e =
+      error_of([&] { export_model(m, inputs_of("script_encoder_nested"), dir + "/m.onnx"); });
+  EXPECT_NE(e.find("enable_nested_tensor = False"), std::string::npos) << e;
+  EXPECT_FALSE(fs::exists(dir + "/m.onnx"));
 }
 
 // x[:, :, :min(x.size(2), 4)] is 4 at both probe sizes of a dynamic dim 2, and 3 at size 3:

@@ -28,6 +28,17 @@ std::string first_line(const std::string& s) {
   return line.size() > 300 ? line.substr(0, 300) + "..." : line;
 }
 
+// A run that failed on a nested tensor: say where it comes from and what to change.
+static std::string nested_hint(const std::string& error) {
+  if (error.find("Nested") == std::string::npos && error.find("nested") == std::string::npos)
+    return "";
+  return "\nThe model uses a nested tensor, which ONNX does not have: nn.TransformerEncoder "
+         "makes one (aten::_nested_tensor_from_mask) on PyTorch's fast path, taken when it runs "
+         "without grad and is given a src_key_padding_mask. Set the "
+         "encoder's enable_nested_tensor = False before saving the model; note that the fast "
+         "path gives 0 at padded positions, where the other path computes values.";
+}
+
 // What an export knows before running anything: tensors are on the CPU, dense and strided,
 // and nothing requires grad (forward runs under no_grad, as inference). Scripted library code
 // (nn.MultiheadAttention's fast-path checks) branches on these; as constants, the branches
@@ -388,7 +399,7 @@ void observe_runs(const std::shared_ptr<jit::Graph>& g,
   if (!error.empty())
     throw ExportError((failed_run > 0 ? what_if_later_fails : std::string()) +
                       "running forward's graph on the example inputs failed" + failed_at + ": " +
-                      first_line(error));
+                      first_line(error) + nested_hint(error));
   for (auto& [v, o] : seen) const_cast<jit::Value*>(v)->setType(o.type());
   for (auto& [n, bits] : shares) n->i_(kSharesStorage, bits);
 }

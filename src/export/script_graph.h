@@ -25,6 +25,9 @@ int fold_export_constants(torch::jit::Graph& g, torch::jit::Block* b);
 // A 0-dim float64/int64 tensor constant read as the other operand of arithmetic (a Python
 // number in a traced file) becomes a number, as LibTorch's graph executor passes it.
 int numbers_as_scalars(torch::jit::Graph& g, torch::jit::Block* b);
+// Dicts whose keys are constants, used in the block that made them: reads become the value
+// set under the key, a returned dict a tuple of its values in insertion order. Others stay.
+int lower_constant_key_dicts(torch::jit::Graph& g);
 // An if whose one branch raises becomes the other branch (as torch.onnx does); print() and an
 // unused tolist(), side effects only, are dropped.
 int drop_raising_branches(torch::jit::Block* b);

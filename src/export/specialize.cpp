@@ -170,10 +170,12 @@ namespace tonnx::detail {
 namespace {
 namespace jit = torch::jit;
 
-// Whether `b` (nested blocks included) computes on numbers and lists only.
+// Whether `b` (nested blocks included) computes on numbers and lists only (and sizes of
+// tensors: ConvTranspose's output_padding loops over x.size(d + 2)).
 bool tensor_free(const jit::Block* b, size_t* size) {
   for (const jit::Node* n : b->nodes()) {
     if (++*size > 64) return false;
+    if (n->kind() == c10::aten::size || n->kind() == c10::aten::dim) continue;
     for (const jit::Value* v : n->inputs()) {
       if (v->type()->cast<c10::TensorType>()) return false;
       for (const c10::TypePtr& t : v->type()->containedTypes())
@@ -228,10 +230,11 @@ bool unroll_in(jit::Block* b) {
 }
 }  // namespace
 
-void unroll_number_loops(std::shared_ptr<jit::Graph>& graph) {
-  if (!unroll_in(graph->block())) return;
+bool unroll_number_loops(std::shared_ptr<jit::Graph>& graph) {
+  if (!unroll_in(graph->block())) return false;
   jit::RemoveListMutation(graph);
   jit::ConstantPropagation(graph);
+  return true;
 }
 
 }  // namespace tonnx::detail

@@ -33,7 +33,8 @@ int specialize_data_free_ifs(const std::shared_ptr<torch::jit::Graph>& graph,
 
 // Loops of at most 64 iterations, fixed at export, that compute on numbers and lists only
 // (list(range(-dims, 0)) in torch.tensordot) are unrolled and their lists folded into
-// constants, for the symbolics that need constant int[] arguments.
-void unroll_number_loops(std::shared_ptr<torch::jit::Graph>& graph);
+// constants, for the symbolics that need constant int[] arguments. A body may read tensors'
+// sizes (aten::size, aten::dim). Returns whether any loop was unrolled.
+bool unroll_number_loops(std::shared_ptr<torch::jit::Graph>& graph);
 
 }  // namespace tonnx::detail

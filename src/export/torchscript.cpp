@@ -159,6 +159,8 @@ void flatten_ivalue(const c10::IValue& v, std::vector<torch::Tensor>& out) {
     for (const auto& e : v.toTupleRef().elements()) flatten_ivalue(e, out);
   } else if (v.isList()) {
     for (const auto& e : v.toListRef()) flatten_ivalue(e, out);
+  } else if (v.isGenericDict()) {  // values in insertion order, as the export returns them
+    for (const auto& kv : v.toGenericDict()) flatten_ivalue(kv.value(), out);
   } else if (v.isInt()) {
     out.push_back(at::scalar_tensor(v.toInt(), at::kLong));
   } else if (v.isDouble()) {
@@ -167,7 +169,7 @@ void flatten_ivalue(const c10::IValue& v, std::vector<torch::Tensor>& out) {
     out.push_back(at::scalar_tensor(v.toBool(), at::kBool));
   } else {
     throw ExportError("forward returns a " + v.tagKind() +
-                      "; tonnx exports tensors, numbers, and tuples or lists of them");
+                      "; tonnx exports tensors, numbers, and tuples, lists or dicts of them");
   }
 }
 
@@ -389,6 +391,10 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::I
   detail::copy_without_expand(g->block());  // before constants fold the expand's sizes in
   jit::ConstantPropagation(g);
   jit::EliminateDeadCode(g);
+  if (detail::lower_constant_key_dicts(*g) > 0) {
+    jit::ConstantPropagation(g);
+    jit::EliminateDeadCode(g);
+  }
   try {
     jit::LowerAllTuples(g);
   } catch (const std::exception& e) {
@@ -482,7 +488,10 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::I
   detail::infer_unobserved(g->block(), !o.dynamic_axes.empty());
   detail::fold_observed(*g, g->block(), !o.dynamic_axes.empty());
   jit::ConstantPropagation(g);
-  detail::unroll_number_loops(g);
+  if (detail::unroll_number_loops(g)) {  // sizes read in the unrolled bodies fold now
+    detail::fold_observed(*g, g->block(), !o.dynamic_axes.empty());
+    jit::ConstantPropagation(g);
+  }
   jit::EliminateDeadCode(g);
   // The graph the converter gets, with observed types: for debugging an export.
   if (std::getenv("TONNX_DEBUG_GRAPH")) std::cerr << g->toString();
