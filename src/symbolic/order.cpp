@@ -1,0 +1,201 @@
+// Order statistics, counts and products that torch.onnx 1.13 does not export: kthvalue and
+// median (TopK), searchsorted (comparison against every element, as bucketize), count_nonzero,
+// trace, cumprod (a product over a triangular mask), tile (Tile, as repeat).
+#include <limits>
+
+#include "symbolic/helpers.h"
+
+namespace tonnx::sym {
+namespace {
+
+bool is_float(at::ScalarType t) { return at::isFloatingType(t); }
+
+// The k-th smallest (k: int64 [1], from 1) along `dim` of x (rank >= 1), with its index.
+// LibTorch orders NaN above everything: NaN is +inf for TopK, and the value is read back from
+// x at the index TopK gives. Indices of tied values are TopK's (the lowest first); LibTorch's
+// choice among ties is its quickselect's, which differs between kthvalue and median.
+std::pair<Value*, Value*> kth_smallest(SymbolicContext& g, Value* x, Value* k, int64_t dim,
+                                       bool keep, at::ScalarType t) {
+  Value* key = x;
+  if (is_float(t))
+    key = g.op("Where", {g.op("IsNaN", {x}),
+                         g.constant_scalar(std::numeric_limits<double>::infinity(), t), x});
+  std::vector<Value*> top =
+      g.op_n("TopK", {key, k}, {{"axis", dim}, {"largest", int64_t{0}}, {"sorted", int64_t{1}}}, 2);
+  Value* start = g.op("Sub", {k, g.constant_ints({1})});
+  Value* idx = g.op("Slice", {top[1], start, k, g.constant_ints({dim})});
+  Value* val = g.op("GatherElements", {x, idx}, {{"axis", dim}});
+  if (!keep) {
+    idx = squeeze(g, idx, {dim});
+    val = squeeze(g, val, {dim});
+  }
+  return {val, idx};
+}
+
+// kthvalue(self, k, dim=-1, keepdim=False) -> (values, indices)
+TONNX_SYMBOLIC("aten::kthvalue", 11, [](SymbolicContext& g) -> Outputs {
+  int64_t rank = g.rank(0);
+  Value* x = g.input(0);
+  if (rank == 0) x = unsqueeze(g, x, {0});
+  int64_t dim = norm_dim(g, g.i(2), std::max<int64_t>(rank, 1));
+  int64_t k = g.i(1);
+  if (k < 1) g.fail("k must be at least 1, got " + std::to_string(k));
+  if (auto n = known_size(g, 0, dim); rank > 0 && n && k > *n)
+    g.fail("k is " + std::to_string(k) + " but dim " + std::to_string(dim) + " has " +
+           std::to_string(*n) + " elements");
+  auto [v, i] =
+      kth_smallest(g, x, g.constant_ints({k}), dim, g.b(3) || rank == 0, g.scalar_type(0));
+  if (rank == 0) return {squeeze(g, v, {0}), squeeze(g, i, {0})};
+  return {v, i};
+});
+
+// median(self) (lower median of all elements) or median(self, dim, keepdim) -> (values,
+// indices). A slice holding NaN gives NaN, at the index of its first NaN, as in LibTorch.
+Outputs median(SymbolicContext& g) {
+  int64_t rank = g.rank(0);
+  bool all = g.num_inputs() == 1;
+  Value* x = g.input(0);
+  int64_t dim = 0;
+  bool keep = false;
+  if (all || rank == 0) {
+    x = g.op("Reshape", {x, g.constant_ints({-1})});
+    if (!all) keep = g.b(2);
+  } else {
+    dim = norm_dim(g, g.i(1), rank);
+    keep = g.b(2);
+  }
+  at::ScalarType t = g.scalar_type(0);
+  Value* n = g.op("Gather", {g.op("Shape", {x}), g.constant_ints({dim})}, {{"axis", int64_t{0}}});
+  // k = (n - 1) / 2 + 1; an empty slice is LibTorch's error (median of an empty tensor).
+  Value* k =
+      g.op("Add", {g.op("Div", {g.op("Sub", {n, g.constant_ints({1})}), g.constant_ints({2})}),
+                   g.constant_ints({1})});
+  auto [v, i] = kth_smallest(g, x, k, dim, true, t);
+  if (is_float(t)) {
+    Value* nan = g.op("IsNaN", {x});
+    Value* any = reduce(g, "ReduceMax", g.cast(nan, at::kInt), std::vector<int64_t>{dim}, true);
+    Value* has = g.cast(any, at::kBool);
+    Value* first =
+        g.op("ArgMax", {g.cast(nan, at::kInt)}, {{"axis", dim}, {"keepdims", int64_t{1}}});
+    v = g.op("Where", {has, g.constant_scalar(std::numeric_limits<double>::quiet_NaN(), t), v});
+    i = g.op("Where", {has, first, i});
+  }
+  if (all) return squeeze(g, v, {0});
+  if (rank == 0) {  // median(0-d, dim, keepdim): itself, index 0
+    v = squeeze(g, v, {0});
+    i = squeeze(g, i, {0});
+  } else if (!keep) {
+    v = squeeze(g, v, {dim});
+    i = squeeze(g, i, {dim});
+  }
+  return {v, i};
+}
+TONNX_SYMBOLIC("aten::median", 11, [](SymbolicContext& g) { return median(g); });
+
+// searchsorted(sorted_sequence, self, out_int32, right, side, sorter): for each value, how many
+// elements of its row of the sequence lie below it (right: at or below). NaN values count as
+// above everything, as LibTorch's binary search leaves them. self may be a number.
+TONNX_SYMBOLIC("aten::searchsorted", 9, [](SymbolicContext& g) -> Outputs {
+  bool scalar = g.arg_type(1) != "Tensor";
+  int64_t srank = g.rank(0);
+  int64_t vrank = scalar ? 0 : g.rank(1);
+  if (srank < 1) g.fail("sorted_sequence must have at least one dim");
+  if (srank > 1 && srank != vrank)
+    g.fail("an N-D sorted_sequence needs values of the same rank, got " + std::to_string(srank) +
+           " and " + std::to_string(vrank));
+  bool right = g.b(3);
+  if (g.num_inputs() > 4 && !g.is_none(4)) {
+    std::string side = g.s(4);
+    if (side != "left" && side != "right")
+      g.fail("side must be 'left' or 'right', got '" + side + "'");
+    right = side == "right";
+  }
+  at::ScalarType t =
+      scalar ? g.scalar_type(0) : at::promoteTypes(g.scalar_type(0), g.scalar_type(1));
+  Value* seq = g.cast(g.input(0), t);
+  if (g.num_inputs() > 5 && !g.is_none(5))
+    seq = g.op("GatherElements", {seq, g.input(5)}, {{"axis", srank - 1}});
+  Value* v = scalar ? g.constant_scalar(g.f(1), t) : g.cast(g.input(1), t);
+  // values [..., k] against the sequence [..., m]: [..., k, 1] with [..., 1, m].
+  Value* vv = unsqueeze(g, v, {vrank});
+  Value* ss = srank == 1 ? seq : unsqueeze(g, seq, {srank - 1});
+  Value* below = g.op("Less", {ss, vv});
+  if (right) below = g.op("Or", {below, equal(g, ss, vv, t)});
+  Value* idx = reduce(g, "ReduceSum", g.cast(below, at::kLong), std::vector<int64_t>{vrank}, false);
+  if (is_float(t) && !scalar)  // NaN: after every element
+    idx = g.op("Where", {g.op("IsNaN", {v}), dim_size(g, 0, srank - 1), idx});
+  return g.b(2) ? g.cast(idx, at::kInt) : idx;
+});
+
+// count_nonzero(self, dim: int[] or int?): NaN counts, as it is not zero.
+TONNX_SYMBOLIC("aten::count_nonzero", 9, [](SymbolicContext& g) -> Outputs {
+  int64_t rank = g.rank(0);
+  at::ScalarType t = g.scalar_type(0);
+  Value* x = g.input(0);
+  Value* nz = t == at::kBool ? x : g.op("Not", {equal(g, x, g.constant_scalar(0, t), t)});
+  std::optional<std::vector<int64_t>> dims;
+  if (!g.is_none(1)) {
+    dims = g.ints(1);
+    for (auto& d : *dims) d = norm_dim(g, d, std::max<int64_t>(rank, 1));
+    if (dims->empty()) dims.reset();
+  }
+  return reduce(g, "ReduceSum", g.cast(nz, at::kLong), dims, false);
+});
+
+// trace(self): the sum of the main diagonal of a matrix (int64 for integer inputs). Where, not
+// a product with the identity, keeps inf and NaN off the diagonal out of the sum.
+TONNX_SYMBOLIC("aten::trace", 9, [](SymbolicContext& g) -> Outputs {
+  if (g.rank(0) != 2) g.fail("trace needs a matrix, got rank " + std::to_string(g.rank(0)));
+  at::ScalarType out = g.output_scalar_type();
+  Value* x = g.cast(g.input(0), out);
+  Value* eye = g.cast(g.op("EyeLike", {g.input(0)}, {{"dtype", int64_t{1}}}), at::kBool);
+  return reduce(g, "ReduceSum", g.op("Where", {eye, x, g.constant_scalar(0, out)}), std::nullopt,
+                false);
+});
+
+// cumprod(self, dim, dtype): out[i] = prod of x[j] for j <= i, as ReduceProd over a lower
+// triangular mask (ones elsewhere). It takes n^2 elements per row of n: fine for the short
+// dims cumprod is used on (schedules, lengths); the products' order is ReduceProd's.
+TONNX_SYMBOLIC("aten::cumprod", 11, [](SymbolicContext& g) -> Outputs {
+  int64_t rank = g.rank(0);
+  at::ScalarType t = g.output_scalar_type();
+  Value* x = g.cast(g.input(0), t);
+  if (rank == 0) return x;
+  int64_t dim = norm_dim(g, g.i(1), rank);
+  std::vector<int64_t> perm;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != dim) perm.push_back(d);
+  perm.push_back(dim);
+  std::vector<int64_t> back(static_cast<size_t>(rank));
+  for (int64_t d = 0; d < rank; ++d) back[static_cast<size_t>(perm[static_cast<size_t>(d)])] = d;
+  Value* last = g.op("Transpose", {x}, {{"perm", perm}});
+  // positions j (columns) <= i (rows): [n, n]
+  Value* n = g.op("Gather", {g.op("Shape", {x}), g.constant(at::scalar_tensor(dim, at::kLong))},
+                  {{"axis", int64_t{0}}});
+  Value* r = g.op("Range", {g.constant(at::scalar_tensor(0, at::kLong)), n,
+                            g.constant(at::scalar_tensor(1, at::kLong))});
+  Value* upto = g.op("Not", {g.op("Greater", {unsqueeze(g, r, {0}), unsqueeze(g, r, {1})})});
+  Value* rows = g.op("Where", {upto, unsqueeze(g, last, {rank - 1}), g.constant_scalar(1, t)});
+  Value* prod = reduce(g, "ReduceProd", rows, std::vector<int64_t>{rank}, false);
+  return g.op("Transpose", {prod}, {{"perm", back}});
+});
+
+// tile(self, dims): repeat with dims padded in front with 1s to the tensor's rank.
+TONNX_SYMBOLIC("aten::tile", 9, [](SymbolicContext& g) -> Outputs {
+  int64_t rank = g.rank(0);
+  std::vector<int64_t> dims = g.ints(1);
+  while (static_cast<int64_t>(dims.size()) < rank) dims.insert(dims.begin(), 1);
+  for (int64_t d : dims)
+    if (d < 0) g.fail("tile's dims must be >= 0, got " + std::to_string(d));
+  Value* x = g.input(0);
+  int64_t extra = static_cast<int64_t>(dims.size()) - rank;
+  if (extra > 0) {
+    std::vector<int64_t> axes;
+    for (int64_t a = 0; a < extra; ++a) axes.push_back(a);
+    x = unsqueeze(g, x, axes);
+  }
+  return g.op("Tile", {x, g.constant_ints(dims)});
+});
+
+}  // namespace
+}  // namespace tonnx::sym
