@@ -86,6 +86,35 @@ TEST_P(Order, CountsTracesProductsTiles) {
   check([](Tensor x) { return torch::cumprod(x, 1); }, {torch::ones({2, 0})}, "cumprod_empty");
 }
 
+TEST_P(Order, CumulativeExtremesAndDiag) {
+  // Ties take the latest index, a NaN stays once seen (at the latest NaN), as in LibTorch.
+  Tensor s = torch::tensor(
+      {{1.f, 3.f, 3.f, NAN, 2.f, NAN, 9.f}, {-INFINITY, 0.f, -1.f, 0.f, INFINITY, 5.f, 5.f}});
+  check([](Tensor x) { return torch::cummax(x, 1); }, {s}, "cummax");
+  check([](Tensor x) { return torch::cummin(x, -1); }, {s}, "cummin");
+  check([](Tensor x) { return torch::cummax(x, 0); }, {s.t().contiguous()}, "cummax_dim0");
+  Tensor i = torch::tensor({{4L, -2L, 4L, 7L}, {INT64_MIN, INT64_MAX, 0L, INT64_MIN}});
+  check([](Tensor x) { return torch::cummin(x, 1); }, {i}, "cummin_int64");
+  check([](Tensor x) { return torch::cummax(x, 1); }, {i.to(torch::kShort)}, "cummax_int16");
+  check([](Tensor x) { return torch::cummax(x, 0); }, {torch::tensor({false, true, false})},
+        "cummax_bool");
+  check([](Tensor x) { return torch::cummin(x, 1); }, {torch::zeros({2, 0})}, "cummin_empty");
+  Tensor v = torch::tensor({1.5f, NAN, -3.f});
+  check(
+      [](Tensor x) {
+        return std::make_tuple(torch::diag(x), torch::diag(x, 2), torch::diag(x, -1));
+      },
+      {v}, "diag_vector");
+  check([](Tensor x) { return torch::diag(x, 1); }, {torch::tensor({1L, 2L})}, "diag_vector_int");
+  Tensor m = torch::randn({3, 5});
+  check(
+      [](Tensor x) {
+        return std::make_tuple(torch::diag(x), torch::diag(x, 2), torch::diag(x, -2),
+                               torch::diag(x, 4));
+      },
+      {m}, "diag_matrix");
+}
+
 // A trace records tile as repeat (LibTorch decomposes it); a scripted graph keeps aten::tile.
 TEST_P(Order, ScriptedTile) {
   ExportOptions opt;

@@ -1,6 +1,7 @@
 // Order statistics, counts and products that torch.onnx 1.13 does not export: kthvalue and
 // median (TopK), searchsorted (comparison against every element, as bucketize), count_nonzero,
-// trace, cumprod (a product over a triangular mask), tile (Tile, as repeat).
+// trace, cumprod, cummax and cummin (reductions over a triangular mask), diag of a vector,
+// tile (Tile, as repeat).
 #include <limits>
 
 #include "symbolic/helpers.h"
@@ -178,6 +179,109 @@ TONNX_SYMBOLIC("aten::cumprod", 11, [](SymbolicContext& g) -> Outputs {
   Value* rows = g.op("Where", {upto, unsqueeze(g, last, {rank - 1}), g.constant_scalar(1, t)});
   Value* prod = reduce(g, "ReduceProd", rows, std::vector<int64_t>{rank}, false);
   return g.op("Transpose", {prod}, {{"perm", back}});
+});
+
+// x with `dim` moved last, the permutation that moves it back, and the mask [n, n] of the
+// positions j <= i (rows i, columns j) for a scan along that dim.
+struct Scan {
+  Value* last;
+  std::vector<int64_t> back;
+  Value* upto;
+  Value* positions;  // j as int64 [n]
+};
+Scan scan_along(SymbolicContext& g, Value* x, int64_t dim, int64_t rank) {
+  std::vector<int64_t> perm;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != dim) perm.push_back(d);
+  perm.push_back(dim);
+  std::vector<int64_t> back(static_cast<size_t>(rank));
+  for (int64_t d = 0; d < rank; ++d) back[static_cast<size_t>(perm[static_cast<size_t>(d)])] = d;
+  Value* n = g.op("Gather", {g.op("Shape", {x}), g.constant(at::scalar_tensor(dim, at::kLong))},
+                  {{"axis", int64_t{0}}});
+  Value* r = g.op("Range", {g.constant(at::scalar_tensor(0, at::kLong)), n,
+                            g.constant(at::scalar_tensor(1, at::kLong))});
+  Value* upto = g.op("Not", {g.op("Greater", {unsqueeze(g, r, {0}), unsqueeze(g, r, {1})})});
+  return {g.op("Transpose", {x}, {{"perm", perm}}), back, upto, r};
+}
+
+// cummax/cummin(self, dim) -> (values, indices), as LibTorch's scan: a NaN, once seen, is the
+// value from there on (at the latest NaN's index); among equal values the latest index wins.
+Outputs cum_extreme(SymbolicContext& g, bool is_max) {
+  int64_t rank = g.rank(0);
+  at::ScalarType t = g.scalar_type(0);
+  Value* x = g.input(0);
+  if (rank == 0) return {x, g.constant(at::scalar_tensor(0, at::kLong))};
+  int64_t dim = norm_dim(g, g.i(1), rank);
+  bool wide = narrow_int(x).has_value();  // compared in int32 (bool too), cast back
+  at::ScalarType ct = wide ? at::kInt : t;
+  Scan s = scan_along(g, g.cast(x, ct), dim, rank);
+  Value* xj = unsqueeze(g, s.last, {rank - 1});  // [..., 1, n]: j along the last axis
+  double far = is_float(ct) ? (is_max ? -1 : 1) * std::numeric_limits<double>::infinity()
+               : is_max     ? static_cast<double>(ct == at::kInt ? INT32_MIN : INT64_MIN)
+                            : static_cast<double>(ct == at::kInt ? INT32_MAX : INT64_MAX);
+  Value* far_c = ct == at::kLong
+                     ? g.constant(at::scalar_tensor(is_max ? INT64_MIN : INT64_MAX, at::kLong))
+                     : g.constant_scalar(far, ct);
+  Value* isnan = is_float(ct) ? g.op("IsNaN", {xj}) : nullptr;
+  Value* key = isnan ? g.op("Where", {isnan, far_c, xj}) : xj;
+  Value* v = reduce(g, is_max ? "ReduceMax" : "ReduceMin", g.op("Where", {s.upto, key, far_c}),
+                    std::vector<int64_t>{rank}, false);  // [..., n]
+  Value* vi = unsqueeze(g, v, {rank});                   // [..., n, 1]
+  Value* none = g.constant(at::scalar_tensor(-1, at::kLong));
+  Value* hit = g.op("And", {s.upto, equal(g, xj, vi, ct)});
+  Value* idx = reduce(g, "ReduceMax", g.op("Where", {hit, s.positions, none}),
+                      std::vector<int64_t>{rank}, false);
+  if (isnan) {
+    Value* nan_at =
+        reduce(g, "ReduceMax", g.op("Where", {g.op("And", {s.upto, isnan}), s.positions, none}),
+               std::vector<int64_t>{rank}, false);
+    Value* seen = g.op("Greater", {nan_at, none});
+    v = g.op("Where", {seen, g.constant_scalar(std::numeric_limits<double>::quiet_NaN(), ct), v});
+    idx = g.op("Where", {seen, nan_at, idx});
+  }
+  v = g.op("Transpose", {v}, {{"perm", s.back}});
+  idx = g.op("Transpose", {idx}, {{"perm", s.back}});
+  return {wide ? g.cast(v, t) : v, idx};
+}
+TONNX_SYMBOLIC("aten::cummax", 11, [](SymbolicContext& g) { return cum_extreme(g, true); });
+TONNX_SYMBOLIC("aten::cummin", 11, [](SymbolicContext& g) { return cum_extreme(g, false); });
+
+// diag(self, diagonal=0): a vector of n becomes the square matrix of n + |k| with it on
+// diagonal k (zeros elsewhere); a matrix gives its diagonal k, as diagonal() does.
+TONNX_SYMBOLIC("aten::diag", 9, [](SymbolicContext& g) -> Outputs {
+  int64_t rank = g.rank(0);
+  int64_t k = g.num_inputs() > 1 ? g.i(1) : 0;
+  at::ScalarType t = g.scalar_type(0);
+  if (rank == 2) {  // elements (i + max(0, -k), i + max(0, k))
+    std::vector<int64_t> sizes = g.sizes(0);
+    int64_t r0 = std::max<int64_t>(0, -k), c0 = std::max<int64_t>(0, k);
+    int64_t count = std::max<int64_t>(0, std::min(sizes[0] - r0, sizes[1] - c0));
+    std::vector<int64_t> flat;
+    for (int64_t i = 0; i < count; ++i) flat.push_back((i + r0) * sizes[1] + i + c0);
+    Value* x = g.op("Reshape", {g.input(0), g.constant_ints({-1})});
+    return g.op("Gather", {x, g.constant_ints(flat)}, {{"axis", int64_t{0}}});
+  }
+  if (rank != 1) g.fail("diag takes a vector or a matrix, got rank " + std::to_string(rank));
+  auto n = known_size(g, 0, 0);
+  if (!n || g.dynamic_shapes())
+    g.fail("diag of a vector needs its length at export (the matrix's size depends on it)");
+  int64_t m = *n + std::abs(k);
+  // out[i][j] = x[min(i, j)] where j - i == k: a gather of x at clipped positions, masked.
+  std::vector<int64_t> at_pos(static_cast<size_t>(m * m), 0);
+  std::vector<int64_t> on(static_cast<size_t>(m * m), 0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < m; ++j)
+      if (j - i == k) {
+        at_pos[static_cast<size_t>(i * m + j)] = std::min(i, j);
+        on[static_cast<size_t>(i * m + j)] = 1;
+      }
+  Value* picked = g.op("Gather", {g.input(0), g.constant(at::tensor(at_pos).reshape({m, m}))},
+                       {{"axis", int64_t{0}}});
+  at::Tensor mask =
+      torch::tensor(std::vector<int64_t>(on.begin(), on.end())).reshape({m, m}).to(at::kBool);
+  Value* zero =
+      t == at::kBool ? g.constant(at::scalar_tensor(false, at::kBool)) : g.constant_scalar(0, t);
+  return g.op("Where", {g.constant(mask), picked, zero});
 });
 
 // tile(self, dims): repeat with dims padded in front with 1s to the tensor's rank.
