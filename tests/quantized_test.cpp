@@ -121,11 +121,16 @@ def forward(self, x, y):
     set_inputs(read, rep.input_names(), 3);
     FAIL() << "two unnamed inputs for one model input should be refused";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("test_data_set_3 has 2 input files for a model with 1 "
+    EXPECT_NE(std::string(e.what()).find("test_data_set_3: 2 input files for a model with 1 "
                                          "inputs (y)"),
               std::string::npos)
         << e.what();
   }
+  read.input_names = {"y", "y"};
+  EXPECT_THROW(set_inputs(read, rep.input_names()), std::invalid_argument);  // which y?
+  read.input_names = {"x", "y"};
+  read.inputs = {in[1], in[0]};  // the files' order does not matter when they are named
+  EXPECT_TRUE(torch::equal(set_inputs(read, rep.input_names())[0], in[0]));
 }
 
 // An If whose branches return quantized tensors with the same scale and zero point (views and

@@ -136,6 +136,9 @@ TEST_P(Numeric9, NarrowIntegerReductions) {
     if (GetParam() >= 11)  // (CumSum: opset 11)
       check([dt](Tensor x) { return torch::cumsum(x, -1, dt); }, {a}, n + "_cumsum");
   }
+  // any/all of uint8 give uint8 (0 or 1), as LibTorch does (the checker rejected them).
+  check([](Tensor x) { return std::make_tuple(x.any(1), x.all(-1), x.any(), x.all()); },
+        {torch::tensor({{0, 3, 0}, {0, 0, 0}, {1, 2, 255}}, torch::kByte)}, "any_all_uint8");
   Tensor b = torch::tensor({{true, false, false}, {false, false, false}});
   check([](Tensor x) { return std::make_tuple(x.max(), x.amin(1), x.max(0), x.min(1, true)); }, {b},
         "reduce_bool_max_min");

@@ -284,6 +284,53 @@ TEST(TorchScript, WriteThroughAReshapeThatCopiesAtOtherSizesFailsLoudly) {
   EXPECT_TRUE(fs::exists(dir + "/m.onnx"));
 }
 
+// Dicts with constant keys: a literal, a key set again (keeps its place), int keys, reads, and
+// a dict inside the returned tuple. Outputs are the values in insertion order (b, a, c), checked
+// against values computed here, then on both runtimes against LibTorch.
+TEST(TorchScript, DictsWithConstantKeys) {
+  std::string src = R"(
+def forward(self, x, y):
+    d = {"b": x * 2.0, "a": y}
+    d["c"] = x + y
+    d["b"] = d["a"] - 1.0
+    e: Dict[int, Tensor] = {}
+    e[3] = x.relu()
+    return d, e[3] * d["c"]
+)";
+  torch::Tensor x = torch::randn({2, 3}), y = torch::randn({2, 3});
+  std::string path = expect_script_matches(src, {x, y}, ExportOptions{}, "script_dicts");
+  auto outs = backend::prepare(path, "CPU").run({x, y});
+  ASSERT_EQ(outs.size(), 4u);
+  EXPECT_TRUE(torch::allclose(outs[0], y - 1.0));
+  EXPECT_TRUE(torch::allclose(outs[1], y));
+  EXPECT_TRUE(torch::allclose(outs[2], x + y));
+  EXPECT_TRUE(torch::allclose(outs[3], x.relu() * (x + y)));
+  // A dict written in a branch is not lowered: the export fails, it does not guess.
+  torch::jit::Module m("Scripted");
+  m.define(R"(
+def forward(self, x):
+    d = {"a": x}
+    if bool(x.sum() > 0):
+        d["a"] = x * 2.0
+    return d["a"]
+)");
+  std::string e =
+      error_of([&] { export_model(m, {x}, temp_dir("script_dict_branch") + "/m.onnx"); });
+  EXPECT_NE(e.find("forward uses a dict that tonnx cannot turn into separate values, at "
+                   "prim::DictConstruct"),
+            std::string::npos)
+      << e;
+  // Under an if that does not depend on data (decided by the example's sizes), it is lowered.
+  expect_script_matches(R"(
+def forward(self, x):
+    d = {"a": x}
+    if x.size(0) > 1:
+        d["a"] = x * 2.0
+    return d["a"], d
+)",
+                        {x}, ExportOptions{}, "script_dict_static_if");
+}
+
 // A scripted TransformerEncoder given a padding mask takes the nested-tensor fast path: the
 // error says so and what to change (it was LibTorch's "NestedTensorImpl doesn't support sizes").
 TEST(TorchScript, NestedTensorFastPathSaysWhatToChange) {

@@ -152,21 +152,28 @@ async function main() {
   for (let s = 0; ; s++) {
     const dir = path.join(opt.testData, `test_data_set_${s}`);
     if (!fs.existsSync(dir)) break;
-    // By name where every input file is named and names every model input (a data set may hold
-    // example inputs the model does not read); else by position, as ONNX's test data is.
+    // By name where the files name every model input (a data set may hold example inputs the
+    // model does not read); by position where no file names a model input, as ONNX's test data
+    // is read; an error otherwise (as tonnx::set_inputs).
     const read = [];
     for (let k = 0; fs.existsSync(path.join(dir, `input_${k}.pb`)); k++)
       read.push(decodeTensor(fs.readFileSync(path.join(dir, `input_${k}.pb`))));
-    const byName = new Map(read.map((r) => [r.name, r.tensor]));
-    const named = read.every((r) => r.name) && session.inputNames.every((n) => byName.has(n));
+    const fail = (why) => { console.error(`test_data_set_${s}: ${why}`); process.exit(2); };
     const feeds = {};
-    if (named) {
-      for (const n of session.inputNames) feeds[n] = byName.get(n);
-    } else {
-      if (read.length > session.inputNames.length) {
-        console.error(`${dir}: ${read.length} input files for a model with ${session.inputNames.length} inputs (${session.inputNames.join(', ')})`);
-        process.exit(2);
-      }
+    const missing = [];
+    let matched = 0;
+    for (const n of session.inputNames) {
+      const at = read.filter((r) => r.name === n);
+      if (at.length > 1) fail(`${at.length} input files are named '${n}': name each input_K.pb after one model input`);
+      if (at.length === 0) { missing.push(n); continue; }
+      matched++;
+      feeds[n] = at[0].tensor;
+    }
+    if (missing.length > 0) {
+      const names = session.inputNames.join(', ');
+      if (matched > 0) fail(`no input file is named ${missing.map((n) => `'${n}'`).join(', ')}, though others are named after the model's inputs (${names}): name every input_K.pb after its input`);
+      if (read.length > session.inputNames.length) fail(`${read.length} input files for a model with ${session.inputNames.length} inputs (${names}), and their names do not say which are the model's: name each input_K.pb after its input, or keep only the model's inputs`);
+      for (const n of Object.keys(feeds)) delete feeds[n];
       read.forEach((r, k) => { feeds[session.inputNames[k]] = r.tensor; });
     }
     const results = await session.run(feeds);

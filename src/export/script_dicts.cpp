@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "export/script_graph.h"
+#include "tonnx/export.h"
 
 namespace tonnx::detail {
 namespace jit = torch::jit;
@@ -37,11 +38,20 @@ bool lower_dict(jit::Node* made, jit::Graph& g) {
   jit::Value* d = made->output();
   jit::Block* b = made->owningBlock();
   std::vector<std::pair<c10::IValue, jit::Value*>> items;
+  // Sets key k to v: a key set again keeps its place, as in c10::Dict.
+  auto set = [&](const c10::IValue& k, jit::Value* v) {
+    auto at = std::find_if(items.begin(), items.end(),
+                           [&](const auto& kv) { return same_key(kv.first, k); });
+    if (at == items.end())
+      items.emplace_back(k, v);
+    else
+      at->second = v;
+  };
   if (made->kind() == c10::Symbol::fromQualString("prim::DictConstruct")) {
     for (size_t i = 0; i + 1 < made->inputs().size(); i += 2) {
       auto k = constant_key(made, i);
       if (!k) return false;
-      items.emplace_back(*k, made->input(i + 1));
+      set(*k, made->input(i + 1));
     }
   }
   // Every use, in node order, must be one this pass understands.
@@ -66,14 +76,11 @@ bool lower_dict(jit::Node* made, jit::Graph& g) {
       if (!outs.empty()) return false;  // written or read after it was handed out
       auto k = constant_key(n, 1);
       if (!k) return false;
-      auto at = std::find_if(items.begin(), items.end(),
-                             [&](const auto& kv) { return same_key(kv.first, *k); });
       if (kind == "aten::_set_item") {
-        if (at == items.end())
-          items.emplace_back(*k, n->input(2));
-        else
-          at->second = n->input(2);  // a key set again keeps its place, as in c10::Dict
+        set(*k, n->input(2));
       } else {
+        auto at = std::find_if(items.begin(), items.end(),
+                               [&](const auto& kv) { return same_key(kv.first, *k); });
         if (at == items.end()) return false;  // a KeyError: LibTorch's run says so
         reads.emplace_back(n, at->second);
       }
@@ -107,7 +114,39 @@ void lower_in(jit::Graph& g, jit::Block* b, int& count) {
   for (jit::Node* n : dicts) count += lower_dict(n, g) ? 1 : 0;
 }
 
+// The first node (nested blocks included) with a dict output or input.
+const jit::Node* first_dict_node(const jit::Block* b) {
+  for (const jit::Node* n : b->nodes()) {
+    for (const jit::Block* sub : n->blocks())
+      if (const jit::Node* in = first_dict_node(sub)) return in;
+    for (const jit::Value* v : n->outputs())
+      if (v->type()->kind() == c10::TypeKind::DictType) return n;
+    for (const jit::Value* v : n->inputs())
+      if (v->type()->kind() == c10::TypeKind::DictType) return n;
+  }
+  return nullptr;
+}
+
 }  // namespace
+
+void refuse_dicts(const jit::Graph& g) {
+  jit::Node* n = const_cast<jit::Node*>(first_dict_node(g.block()));  // (scope() is not const)
+  if (!n) return;
+  std::string where = n->kind().toQualString();
+  std::string scope, line;
+  if (n->scope() && !n->scope()->isBlank()) scope = "scope " + n->scope()->namesFromRoot();
+  if (auto r = n->sourceRange().source(); r && r->filename())
+    line = *r->filename() + ":" +
+           std::to_string(r->starting_line_no() + r->lineno_for_offset(n->sourceRange().start()));
+  if (!scope.empty() || !line.empty())
+    where += " (" + scope + (scope.empty() || line.empty() ? "" : ", ") + line + ")";
+  throw ExportError(
+      "forward uses a dict that tonnx cannot turn into separate values, at " + where +
+      ". tonnx exports dicts whose keys are constants, written and read by those keys in the "
+      "block that made them (or under an if that does not depend on data), and returned; a "
+      "dict written under a branch on data or in a loop, iterated, or given keys computed at "
+      "run time is not. Keep such a dict out of forward, or trace the module");
+}
 
 int lower_constant_key_dicts(jit::Graph& g) {
   int count = 0;

@@ -28,6 +28,8 @@ int numbers_as_scalars(torch::jit::Graph& g, torch::jit::Block* b);
 // Dicts whose keys are constants, used in the block that made them: reads become the value
 // set under the key, a returned dict a tuple of its values in insertion order. Others stay.
 int lower_constant_key_dicts(torch::jit::Graph& g);
+// A dict still in the graph is an ExportError naming where it is and what tonnx takes.
+void refuse_dicts(const torch::jit::Graph& g);
 // An if whose one branch raises becomes the other branch (as torch.onnx does); print() and an
 // unused tolist(), side effects only, are dropped.
 int drop_raising_branches(torch::jit::Block* b);

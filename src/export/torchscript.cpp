@@ -492,6 +492,13 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::I
     detail::fold_observed(*g, g->block(), !o.dynamic_axes.empty());
     jit::ConstantPropagation(g);
   }
+  // Dicts under ifs that did not depend on data are in straight-line code now.
+  if (detail::lower_constant_key_dicts(*g) > 0) {
+    jit::LowerAllTuples(g);  // a returned dict is a tuple now
+    jit::ConstantPropagation(g);
+  }
+  jit::EliminateDeadCode(g);
+  detail::refuse_dicts(*g);
   jit::EliminateDeadCode(g);
   // The graph the converter gets, with observed types: for debugging an export.
   if (std::getenv("TONNX_DEBUG_GRAPH")) std::cerr << g->toString();

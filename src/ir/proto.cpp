@@ -554,25 +554,44 @@ std::vector<TestDataSet> read_test_data(const std::string& dir) {
 
 std::vector<at::Tensor> set_inputs(const TestDataSet& set,
                                    const std::vector<std::string>& model_inputs, size_t index) {
-  bool named = set.input_names.size() == set.inputs.size();
-  for (const auto& n : set.input_names) named = named && !n.empty();
+  std::string where = "test_data_set_" + std::to_string(index) + ": ";
+  auto file_of = [&](const std::string& name) {
+    std::vector<size_t> at;
+    for (size_t k = 0; k < set.input_names.size() && k < set.inputs.size(); ++k)
+      if (set.input_names[k] == name) at.push_back(k);
+    return at;
+  };
   std::vector<at::Tensor> out;
+  std::vector<std::string> missing;
+  size_t matched = 0;
   for (const auto& want : model_inputs) {
-    auto at = std::find(set.input_names.begin(), set.input_names.end(), want);
-    named = named && at != set.input_names.end();
-    if (named) out.push_back(set.inputs[static_cast<size_t>(at - set.input_names.begin())]);
+    std::vector<size_t> at = file_of(want);
+    if (at.size() > 1)
+      throw std::invalid_argument(where + std::to_string(at.size()) + " input files are named '" +
+                                  want + "': name each input_K.pb after one model input");
+    if (at.empty()) {
+      missing.push_back(want);
+      continue;
+    }
+    ++matched;
+    out.push_back(set.inputs[at[0]]);
   }
-  if (named) return out;
-  if (set.inputs.size() > model_inputs.size()) {
-    std::string names;
-    for (const auto& n : model_inputs) names += (names.empty() ? "" : ", ") + n;
+  if (missing.empty()) return out;  // every model input by its name
+  // No file names a model input (unnamed, or named otherwise): by position, as ONNX's test
+  // data is read. Some do and some do not: say which are missing rather than guess.
+  if (matched == 0 && set.inputs.size() <= model_inputs.size()) return set.inputs;
+  std::string names, list;
+  for (const auto& n : model_inputs) names += (names.empty() ? "" : ", ") + n;
+  for (const auto& n : missing) list += (list.empty() ? "'" : ", '") + n + "'";
+  if (matched == 0)
     throw std::invalid_argument(
-        "test_data_set_" + std::to_string(index) + " has " + std::to_string(set.inputs.size()) +
-        " input files for a model with " + std::to_string(model_inputs.size()) + " inputs (" +
-        names + "), and their names do not say which are the model's: name each input_K.pb " +
-        "after its input, or keep only the model's inputs");
-  }
-  return set.inputs;
+        where + std::to_string(set.inputs.size()) + " input files for a model with " +
+        std::to_string(model_inputs.size()) + " inputs (" + names +
+        "), and their names do not say which are the model's: name each input_K.pb after its "
+        "input, or keep only the model's inputs");
+  throw std::invalid_argument(where + "no input file is named " + list +
+                              ", though others are named after the model's inputs (" + names +
+                              "): name every input_K.pb after its input");
 }
 
 }  // namespace tonnx

@@ -34,7 +34,8 @@ Outputs reduce_bool(SymbolicContext& g, bool any) {
   }
   Value* count = reduce(g, "ReduceSum", as_int, axes, keep);
   Value* zero = g.constant_scalar(0, at::kInt);
-  return any ? g.op("Greater", {count, zero}) : g.op("Equal", {count, zero});
+  Value* r = any ? g.op("Greater", {count, zero}) : g.op("Equal", {count, zero});
+  return g.cast(r, g.output_scalar_type());  // uint8 for uint8 inputs, as LibTorch gives
 }
 TONNX_SYMBOLIC("aten::any", 9, [](SymbolicContext& g) { return reduce_bool(g, true); });
 TONNX_SYMBOLIC("aten::all", 9, [](SymbolicContext& g) { return reduce_bool(g, false); });
