@@ -150,6 +150,12 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"raise_tuple", 17, {{"input", {0}}}, 1e-3, 1e-5, 2}, Case{"script_mha", 17},
         Case{"script_mha_batch_first", 17}, Case{"greedy_decoder", 17}, Case{"stateful", 17},
         Case{"script_encoder_padding", 17}, Case{"convtranspose_output_size", 17},
+        Case{"script_encoder_seq_first",
+             17,
+             {{"input_0", {0, 1}}, {"input_1", {0, 1}}},
+             1e-3,
+             1e-4,
+             2},
         Case{"script_rnns", 17, {}, 1e-3, 1e-5, 2},
         // Packed sequences through LSTM and GRU.
         Case{"packed_rnn", 17, {}, 1e-3, 1e-5, 2}, Case{"packed_rnn", 11, {}, 1e-3, 1e-5, 2},

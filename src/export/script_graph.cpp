@@ -39,6 +39,15 @@ static std::string nested_hint(const std::string& error) {
          "path gives 0 at padded positions, where the other path computes values.";
 }
 
+// `a` is the None constant and `b` a value whose type cannot be None (a tensor computed in
+// forward, once refined by unchecked_cast or observed): `b is None` is false. (The symbolic of
+// aten::__is__ answers the same while converting; folded here, the if it decides goes too.)
+static bool none_vs_value(const jit::Value* a, const jit::Value* b) {
+  c10::TypeKind kb = b->type()->kind();
+  return a->type()->kind() == c10::TypeKind::NoneType && kb != c10::TypeKind::NoneType &&
+         kb != c10::TypeKind::OptionalType && kb != c10::TypeKind::AnyType;
+}
+
 // What an export knows before running anything: tensors are on the CPU, dense and strided,
 // and nothing requires grad (forward runs under no_grad, as inference). Scripted library code
 // (nn.MultiheadAttention's fast-path checks) branches on these; as constants, the branches
@@ -77,6 +86,9 @@ int fold_export_constants(jit::Graph& g, jit::Block* b) {
     else if ((kind == "aten::__is__" || kind == "aten::__isnot__") && n->inputs().size() == 2 &&
              n->input(0) == n->input(1))  // one value: `query is key` in self-attention
       c = g.insertConstant(kind == "aten::__is__");
+    else if ((kind == "aten::__is__" || kind == "aten::__isnot__") && n->inputs().size() == 2 &&
+             (none_vs_value(n->input(0), n->input(1)) || none_vs_value(n->input(1), n->input(0))))
+      c = g.insertConstant(kind == "aten::__isnot__");  // a tensor computed here is not None
     if (!c) continue;
     n->output()->replaceAllUsesWith(c);
     folded.push_back(n);

@@ -492,6 +492,9 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::I
     detail::fold_observed(*g, g->block(), !o.dynamic_axes.empty());
     jit::ConstantPropagation(g);
   }
+  // Ifs fixed above may have made two values one (`query is key` in the second layer of a
+  // scripted nn.TransformerEncoder under dynamic axes): fold those tests again.
+  if (detail::fold_export_constants(*g, g->block()) > 0) jit::ConstantPropagation(g);
   // Dicts under ifs that did not depend on data are in straight-line code now.
   if (detail::lower_constant_key_dicts(*g) > 0) {
     jit::LowerAllTuples(g);  // a returned dict is a tuple now

@@ -109,6 +109,10 @@ TONNX_SYMBOLIC("prim::unchecked_cast", 9, [](SymbolicContext&, Value* x) { retur
 // so the answer is known while converting (a value that is None on some path is not
 // supported, see docs/torchscript.md).
 Outputs is_none_test(SymbolicContext& g, bool negate) {
+  // One value on both sides (`query is key` in self-attention, once an if that did not depend on
+  // data made them the same value) is itself.
+  if (g.node()->input(0) == g.node()->input(1))
+    return g.constant(at::scalar_tensor(!negate, at::kBool));
   if (!g.is_none(1) && !g.is_none(0))
     g.fail("`is` between two values that are not None is not supported");
   bool none = g.is_none(0) && g.is_none(1) ? true : false;
