@@ -154,33 +154,6 @@ TONNX_SYMBOLIC("aten::trace", 9, [](SymbolicContext& g) -> Outputs {
                 false);
 });
 
-// cumprod(self, dim, dtype): out[i] = prod of x[j] for j <= i, as ReduceProd over a lower
-// triangular mask (ones elsewhere). It takes n^2 elements per row of n: fine for the short
-// dims cumprod is used on (schedules, lengths); the products' order is ReduceProd's.
-TONNX_SYMBOLIC("aten::cumprod", 11, [](SymbolicContext& g) -> Outputs {
-  int64_t rank = g.rank(0);
-  at::ScalarType t = g.output_scalar_type();
-  Value* x = g.cast(g.input(0), t);
-  if (rank == 0) return x;
-  int64_t dim = norm_dim(g, g.i(1), rank);
-  std::vector<int64_t> perm;
-  for (int64_t d = 0; d < rank; ++d)
-    if (d != dim) perm.push_back(d);
-  perm.push_back(dim);
-  std::vector<int64_t> back(static_cast<size_t>(rank));
-  for (int64_t d = 0; d < rank; ++d) back[static_cast<size_t>(perm[static_cast<size_t>(d)])] = d;
-  Value* last = g.op("Transpose", {x}, {{"perm", perm}});
-  // positions j (columns) <= i (rows): [n, n]
-  Value* n = g.op("Gather", {g.op("Shape", {x}), g.constant(at::scalar_tensor(dim, at::kLong))},
-                  {{"axis", int64_t{0}}});
-  Value* r = g.op("Range", {g.constant(at::scalar_tensor(0, at::kLong)), n,
-                            g.constant(at::scalar_tensor(1, at::kLong))});
-  Value* upto = g.op("Not", {g.op("Greater", {unsqueeze(g, r, {0}), unsqueeze(g, r, {1})})});
-  Value* rows = g.op("Where", {upto, unsqueeze(g, last, {rank - 1}), g.constant_scalar(1, t)});
-  Value* prod = reduce(g, "ReduceProd", rows, std::vector<int64_t>{rank}, false);
-  return g.op("Transpose", {prod}, {{"perm", back}});
-});
-
 // x with `dim` moved last, the permutation that moves it back, and the mask [n, n] of the
 // positions j <= i (rows i, columns j) for a scan along that dim.
 struct Scan {
@@ -203,6 +176,21 @@ Scan scan_along(SymbolicContext& g, Value* x, int64_t dim, int64_t rank) {
   Value* upto = g.op("Not", {g.op("Greater", {unsqueeze(g, r, {0}), unsqueeze(g, r, {1})})});
   return {g.op("Transpose", {x}, {{"perm", perm}}), back, upto, r};
 }
+
+// cumprod(self, dim, dtype): out[i] = prod of x[j] for j <= i, as ReduceProd over a lower
+// triangular mask (ones elsewhere). It takes n^2 elements per row of n: fine for the short
+// dims cumprod is used on (schedules, lengths); the products' order is ReduceProd's.
+TONNX_SYMBOLIC("aten::cumprod", 11, [](SymbolicContext& g) -> Outputs {
+  int64_t rank = g.rank(0);
+  at::ScalarType t = g.output_scalar_type();
+  Value* x = g.cast(g.input(0), t);
+  if (rank == 0) return x;
+  Scan sc = scan_along(g, x, norm_dim(g, g.i(1), rank), rank);
+  Value* rows =
+      g.op("Where", {sc.upto, unsqueeze(g, sc.last, {rank - 1}), g.constant_scalar(1, t)});
+  Value* prod = reduce(g, "ReduceProd", rows, std::vector<int64_t>{rank}, false);
+  return g.op("Transpose", {prod}, {{"perm", sc.back}});
+});
 
 // cummax/cummin(self, dim) -> (values, indices), as LibTorch's scan: a NaN, once seen, is the
 // value from there on (at the latest NaN's index); among equal values the latest index wins.
