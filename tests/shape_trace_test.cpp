@@ -13,6 +13,7 @@
 #include "export/pipeline.h"
 #include "export/trace.h"
 #include "graph_builder.h"
+#include <torch/csrc/jit/ir/irparser.h>
 #include "test_util.h"
 #include "tonnx/export.h"
 #include "tonnx/models.h"
@@ -416,6 +417,38 @@ TEST(CheckAgainstModule, DeclaredTypesMustBeTheModules) {
   auto b = graph({ir::DType::Bool, std::nullopt});
   EXPECT_NO_THROW(detail::check_against_module(b->g, {torch::zeros({4}, torch::kBool)}));
   EXPECT_THROW(detail::check_against_module(b->g, {torch::zeros({4}, torch::kUInt8)}), ExportError);
+}
+
+// aten::__is__ / __isnot__ as the converter meets them: the TorchScript frontend folds these
+// tests in the graph before converting (docs/torchscript.md), so a graph is converted directly:
+// a tensor is not None, and a value is itself.
+TEST(Export, IsAndIsNotReachTheirSymbolic) {
+  auto g = std::make_shared<torch::jit::Graph>();
+  torch::jit::parseIR(R"IR(
+graph(%x : Float(2, 3)):
+  %n : NoneType = prim::Constant()
+  %a : bool = aten::__isnot__(%x, %n)
+  %b : bool = aten::__is__(%x, %x)
+  %c : bool = aten::__is__(%x, %n)
+  %y : Float(2, 3) = aten::relu(%x)
+  return (%y, %a, %b, %c))IR",
+                      g.get());
+  detail::TraceResult tr;
+  tr.graph = g;
+  tr.num_user_inputs = 1;
+  Tensor x = torch::randn({2, 3});
+  tr.example_inputs = {x};
+  tr.eager_outputs = {x.relu(), torch::tensor(true), torch::tensor(true), torch::tensor(false)};
+  ExportOptions o;
+  detail::Exported ex = detail::finish_export(std::move(tr), o);
+  std::string path = test::temp_dir("is_isnot") + "/m.onnx";
+  detail::write_exported(std::move(ex), path, o, 0.0);
+  auto outs = backend::prepare(path, "CPU").run({x});
+  ASSERT_EQ(outs.size(), 4u);
+  EXPECT_TRUE(outs[0].equal(x.relu()));
+  EXPECT_TRUE(outs[1].item<bool>());
+  EXPECT_TRUE(outs[2].item<bool>());
+  EXPECT_FALSE(outs[3].item<bool>());
 }
 
 }  // namespace
