@@ -202,15 +202,20 @@ void add_flat(const at::Tensor& t, std::vector<torch::Tensor>& out) {
   out.push_back(at::scalar_tensor(t.q_zero_point(), ints.scalar_type()));
 }
 
+// Whether a user's registered symbolic function (not tonnx's) emitted `n`.
+bool by_user(const ir::Node* n) {
+  for (const auto& s : registered_symbolics())
+    if (s.name == n->source() && s.user) return true;
+  return false;
+}
+
 // Which symbolic function made the node the checker rejected, and whose it is.
 std::string blame(const ir::Graph& g, const std::string& msg) {
   const ir::Node* n = named_in(g, msg);
   if (!n || n->source().empty())
     return "This is a bug in a symbolic function; please report it with the model.";
-  bool user = false;
-  for (const auto& s : registered_symbolics()) user = user || (s.name == n->source() && s.user);
   std::string where = n->scope().empty() ? "" : " at scope " + n->scope();
-  if (user)
+  if (by_user(n))
     return "The node was emitted by your symbolic function for " + n->source() + where +
            " (registered with tonnx::register_symbolic): fix the node it emits (" + n->op_type() +
            ").";
@@ -223,11 +228,9 @@ std::string maker(const ir::Value* v) {
   const ir::Node* n = v->producer();
   if (!n)
     return "It is not made by any node. This is a bug in tonnx; please report it with the model.";
-  bool user = false;
-  for (const auto& s : registered_symbolics()) user = user || (s.name == n->source() && s.user);
   std::string what = n->op_type() + (n->source().empty() ? "" : " from " + n->source()) +
                      (n->scope().empty() ? "" : " at scope " + n->scope());
-  if (user)
+  if (by_user(n))
     return "It is made by " + what +
            ", emitted by your symbolic function (registered with tonnx::register_symbolic): fix "
            "the types it declares.";

@@ -132,14 +132,7 @@ const jit::Node* first_dict_node(const jit::Block* b) {
 void refuse_dicts(const jit::Graph& g) {
   jit::Node* n = const_cast<jit::Node*>(first_dict_node(g.block()));  // (scope() is not const)
   if (!n) return;
-  std::string where = n->kind().toQualString();
-  std::string scope, line;
-  if (n->scope() && !n->scope()->isBlank()) scope = "scope " + n->scope()->namesFromRoot();
-  if (auto r = n->sourceRange().source(); r && r->filename())
-    line = *r->filename() + ":" +
-           std::to_string(r->starting_line_no() + r->lineno_for_offset(n->sourceRange().start()));
-  if (!scope.empty() || !line.empty())
-    where += " (" + scope + (scope.empty() || line.empty() ? "" : ", ") + line + ")";
+  std::string where = node_location(n);
   throw ExportError(
       "forward uses a dict that tonnx cannot turn into separate values, at " + where +
       ". tonnx exports dicts whose keys are constants, written and read by those keys in the "

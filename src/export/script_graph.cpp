@@ -238,6 +238,23 @@ struct Observed {
   }
 };
 
+}  // namespace
+
+std::string node_location(jit::Node* n) {
+  std::string s = n->kind().toQualString();
+  std::string scope;
+  if (n->scope() && !n->scope()->isBlank()) scope = "scope " + n->scope()->namesFromRoot();
+  std::string line;
+  if (auto r = n->sourceRange().source(); r && r->filename()) {
+    line = *r->filename() + ":" +
+           std::to_string(r->starting_line_no() + r->lineno_for_offset(n->sourceRange().start()));
+  }
+  if (!scope.empty() || !line.empty())
+    s += " (" + scope + (scope.empty() || line.empty() ? "" : ", ") + line + ")";
+  return s;
+}
+
+namespace {
 // " at OP (scope S, FILE:LINE)": the first real node after the one that produced `last_done`
 // (a block's input: the block's first node), skipping the observation probes.
 std::string failing_node(const std::shared_ptr<jit::Graph>& g, const jit::Value* last_done,
@@ -261,17 +278,7 @@ std::string failing_node(const std::shared_ptr<jit::Graph>& g, const jit::Value*
     n = first;
   }
   if (!n || n->kind() == c10::prim::Return) return "";
-  std::string s = std::string(" at ") + n->kind().toQualString();
-  std::string scope;
-  if (n->scope() && !n->scope()->isBlank()) scope = "scope " + n->scope()->namesFromRoot();
-  std::string line;
-  if (auto r = n->sourceRange().source(); r && r->filename()) {
-    line = *r->filename() + ":" +
-           std::to_string(r->starting_line_no() + r->lineno_for_offset(n->sourceRange().start()));
-  }
-  if (!scope.empty() || !line.empty())
-    s += " (" + scope + (scope.empty() || line.empty() ? "" : ", ") + line + ")";
-  return s;
+  return " at " + node_location(n);
 }
 }  // namespace
 

@@ -15,6 +15,8 @@
 
 namespace tonnx::detail {
 
+// "OP (scope S, FILE:LINE)" for a node, for errors; parts the node lacks are left out.
+std::string node_location(torch::jit::Node* n);
 // The first line of a message, capped for a terminal.
 std::string first_line(const std::string& s);
 // Whether a block (calls inlined) may write into module state: prim::SetAttr or any in-place op.

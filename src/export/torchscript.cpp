@@ -502,7 +502,6 @@ detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::I
   }
   jit::EliminateDeadCode(g);
   detail::refuse_dicts(*g);
-  jit::EliminateDeadCode(g);
   // The graph the converter gets, with observed types: for debugging an export.
   if (std::getenv("TONNX_DEBUG_GRAPH")) std::cerr << g->toString();
 

@@ -42,7 +42,6 @@ Value* squeeze(SymbolicContext& g, Value* x, const std::vector<int64_t>& axes) {
   return g.op("Squeeze", {x}, {{"axes", axes}});
 }
 
-// ReduceSum takes axes as an input from opset 13; the other reductions from 18.
 std::optional<at::ScalarType> narrow_int(const Value* x) {
   if (!x->type()) return std::nullopt;
   switch (x->type()->dtype) {
@@ -59,6 +58,7 @@ std::optional<at::ScalarType> narrow_int(const Value* x) {
   }
 }
 
+// ReduceSum takes axes as an input from opset 13; the other reductions from 18.
 Value* reduce(SymbolicContext& g, const std::string& op, Value* x,
               const std::optional<std::vector<int64_t>>& axes, bool keepdims) {
   if (auto narrow = narrow_int(x)) {  // computed in int32: the same low bits, then cast back
