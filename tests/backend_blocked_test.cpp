@@ -131,9 +131,9 @@ TEST(BackendBlocked, ChainsGiveTheNchwResultsBitForBit) {
         uint64_t pools_before = tonnx::backend::blocked_pool_runs();
         expect_same_bits(blocked.run({x}), plain.run({x}));
         EXPECT_GE(OneDnnBlockedConv::runs() - before, 8u);  // the chain ran blocked
-        // so did its pools but the last (136 channels: NCHW), on AVX-512 (elsewhere ATen's
-        // channels-last kernels)
-        if (__builtin_cpu_supports("avx512f")) {
+        // so did its pools (tonnx's blocked kernels: AVX-512 for nChw16c, AVX2 for nChw8c) but
+        // the last, whose input concatenates y, which Flatten reads, and is NCHW
+        if (__builtin_cpu_supports("avx2")) {
           EXPECT_EQ(tonnx::backend::blocked_pool_runs() - pools_before, 3u);
         }
         // NaN, inf and zeros of both signs go where the NCHW path sends them.
@@ -198,6 +198,38 @@ TEST(BackendBlocked, ConvolutionsOffTheOneDnnPathStillMatch) {
       expect_same_bits(blocked.run({xi, w}), plain.run({xi, w}));
     }
   }
+}
+
+// A network's first convolution reads 3 channels and writes blocks: its output goes on blocked
+// (before, only a convolution whose input channels were a multiple of the block width handed
+// blocks on, so every conv net's stem reordered to NCHW and its pooling ran there).
+TEST(BackendBlocked, TheStemHandsBlocksOn) {
+  torch::manual_seed(17);
+  Net t;
+  ir::Value* x = t.b.in("x");
+  ir::Value* stem = t.relu(t.bn(t.conv(x, 3, 16, 7, 3, 2, false), 16));
+  ir::Value* pooled = t.b.op(
+      "MaxPool", {stem},
+      {{"kernel_shape", ints({3, 3})}, {"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}});
+  ir::Value* c = t.relu(t.conv(pooled, 16, 16, 3, 1));
+  t.b.out(t.b.op("GlobalAveragePool", {t.b.op("Add", {c, pooled})}), "y");
+  onnx::ModelProto p = tonnx::model_to_proto(t.b.m);
+  ir::Model m = tonnx::model_from_proto(p);
+  EXPECT_TRUE(tonnx::backend::blocked_values(*m.graph).count(pooled->name()));
+  int prev = at::get_num_threads();
+  for (int threads : {1, 2}) {
+    at::set_num_threads(threads);
+    for (bool optimize : {true, false}) {
+      auto blocked = prepare(p, true, optimize), plain = prepare(p, false, optimize);
+      at::Tensor xi = torch::randn({1, 3, 37, 45});
+      uint64_t pools_before = tonnx::backend::blocked_pool_runs();
+      expect_same_bits(blocked.run({xi}), plain.run({xi}));
+      if (__builtin_cpu_supports("avx2")) {
+        EXPECT_EQ(tonnx::backend::blocked_pool_runs() - pools_before, 1u);  // read blocks
+      }
+    }
+  }
+  at::set_num_threads(prev);
 }
 
 // Sixteen channels (one block: the conversion back to NCHW must still be contiguous), and a

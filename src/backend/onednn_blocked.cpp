@@ -82,10 +82,12 @@ std::shared_ptr<const OneDnnBlockedConv::Impl::Entry> OneDnnBlockedConv::Impl::b
     if (e->src != e->plain_src) e->from_plain = Reorder(e->plain_src, e->src);
     for (int i = 0; i < 2; ++i) {
       int64_t w = kBlockWidths[i];
-      if (x[1] % w != 0) continue;
-      e->blocked_src[i] = memory::desc(dims_of(x), kF32, w == 8 ? Tag::nChw8c : Tag::nChw16c);
-      if (e->src != e->blocked_src[i]) e->from_blocked[i] = Reorder(e->blocked_src[i], e->src);
-      // The layout the primitive writes (AVX-512: nChw16c, AVX2: nChw8c) is the one handed on.
+      if (x[1] % w == 0) {
+        e->blocked_src[i] = memory::desc(dims_of(x), kF32, w == 8 ? Tag::nChw8c : Tag::nChw16c);
+        if (e->src != e->blocked_src[i]) e->from_blocked[i] = Reorder(e->blocked_src[i], e->src);
+      }
+      // The layout the primitive writes (AVX-512: nChw16c, AVX2: nChw8c) is the one handed on,
+      // whatever X's channels (a network's first convolution reads 3 and writes blocks).
       memory::desc d(dims_of(out), kF32, w == 8 ? Tag::nChw8c : Tag::nChw16c);
       if (out[1] % w == 0 && e->dst == d) {
         e->blocked_dst = d;

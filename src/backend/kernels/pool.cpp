@@ -232,15 +232,17 @@ at::Tensor run(const at::Tensor& x, const Pool2d& p, bool is_max, bool include_p
   return y;
 }
 
-// The blocked layout (kernels/blocked.h): X [N, C/16, H, W, 16], sixteen channels in one
-// vector, so a window is kh x kw plain loads per sixteen outputs, clipped to the input (no
-// padding is read). U outputs of one row whose windows are whole (all `cols` columns inside
-// the input) go together, so that their U chains of dependent adds or compares overlap. Each
-// lane scans its window in ATen's order, from -inf (max) or +0 (average), as pool_blocks.
+// The blocked layout (kernels/blocked.h): X [N, C/W, H, W, W], W channels in one vector (16
+// with AVX-512, 8 with AVX2: oneDNN's block width on each), so a window is kh x kw plain loads
+// per W outputs, clipped to the input (no padding is read). U outputs of one row whose windows
+// are whole (all `cols` columns inside the input) go together, so that their U chains of
+// dependent adds or compares overlap. Each lane scans its window in ATen's order, from -inf
+// (max) or +0 (average), as pool_blocks.
 template <int U, bool kMax>
-__attribute__((target("avx512f"))) void blocked_window(const float* src, int64_t rows, int64_t cols,
-                                                       int64_t row_step, int64_t out_step,
-                                                       float* dst, int64_t divide) {
+__attribute__((target("avx512f"))) void blocked_window16(const float* src, int64_t rows,
+                                                         int64_t cols, int64_t row_step,
+                                                         int64_t out_step, float* dst,
+                                                         int64_t divide) {
   __m512 acc[U];
   for (int j = 0; j < U; ++j)
     acc[j] = _mm512_set1_ps(kMax ? -std::numeric_limits<float>::infinity() : 0.f);
@@ -268,13 +270,52 @@ __attribute__((target("avx512f"))) void blocked_window(const float* src, int64_t
   }
 }
 
+// The same, eight lanes (AVX2).
+template <int U, bool kMax>
+__attribute__((target("avx2"))) void blocked_window8(const float* src, int64_t rows, int64_t cols,
+                                                     int64_t row_step, int64_t out_step, float* dst,
+                                                     int64_t divide) {
+  __m256 acc[U];
+  for (int j = 0; j < U; ++j)
+    acc[j] = _mm256_set1_ps(kMax ? -std::numeric_limits<float>::infinity() : 0.f);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* s = src + r * row_step;
+    for (int64_t c = 0; c < cols; ++c)
+      for (int j = 0; j < U; ++j) {
+        __m256 v = _mm256_loadu_ps(s + c * 8 + j * out_step);
+        if (kMax) {
+          __m256 take =
+              _mm256_or_ps(_mm256_cmp_ps(v, acc[j], _CMP_GT_OQ), _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+          acc[j] = _mm256_blendv_ps(acc[j], v, take);
+        } else {
+          acc[j] = _mm256_add_ps(acc[j], v);
+        }
+      }
+  }
+  for (int j = 0; j < U; ++j) {
+    if (!kMax)
+      acc[j] = rows > 0 && cols > 0
+                   ? _mm256_div_ps(acc[j], _mm256_set1_ps(static_cast<float>(divide)))
+                   : _mm256_setzero_ps();
+    _mm256_storeu_ps(dst + j * 8, acc[j]);
+  }
+}
+
+template <int W, int U, bool kMax>
+void blocked_window(const float* src, int64_t rows, int64_t cols, int64_t row_step,
+                    int64_t out_step, float* dst, int64_t divide) {
+  if constexpr (W == 16)
+    blocked_window16<U, kMax>(src, rows, cols, row_step, out_step, dst, divide);
+  else
+    blocked_window8<U, kMax>(src, rows, cols, row_step, out_step, dst, divide);
+}
+
 // Output rows [begin, end) of all planes (plane-major), each row's windows clipped as ATen
 // clips them; the divisor with or without the padding as pool_blocks takes it.
-template <bool kMax>
-__attribute__((target("avx512f"))) void blocked_rows(const float* x, float* y, const Geometry& g,
-                                                     int64_t begin, int64_t end) {
+template <int W, bool kMax>
+void blocked_rows(const float* x, float* y, const Geometry& g, int64_t begin, int64_t end) {
   const Pool2d& p = g.p;
-  const int64_t row_step = g.w * 16;
+  const int64_t row_step = g.w * W;
   for (int64_t r = begin; r < end; ++r) {
     const int64_t plane = r / g.oh, oh = r % g.oh;
     int64_t ih0 = oh * p.sh - p.ph, ih1 = std::min(ih0 + p.kh, g.h + p.ph);
@@ -283,46 +324,52 @@ __attribute__((target("avx512f"))) void blocked_rows(const float* x, float* y, c
     ih1 = std::min(ih1, g.h);
     const int64_t rows = std::max<int64_t>(ih1 - ih0, 0);
     const float* xr = x + (plane * g.h + std::min(ih0, g.h - 1)) * row_step;
-    float* yr = y + r * g.ow * 16;
+    float* yr = y + r * g.ow * W;
     const int64_t rows_div = g.include_pad ? rows_pad : rows;
     for (int64_t ow = 0; ow < g.ow;) {
       const int64_t iw0 = ow * p.sw - p.pw;
       constexpr int kGroup = 4;
       if (iw0 >= 0 && ow + kGroup <= g.ow && (ow + kGroup - 1) * p.sw - p.pw + p.kw <= g.w) {
-        blocked_window<kGroup, kMax>(xr + iw0 * 16, rows, p.kw, row_step, p.sw * 16, yr + ow * 16,
-                                     rows_div * p.kw);
+        blocked_window<W, kGroup, kMax>(xr + iw0 * W, rows, p.kw, row_step, p.sw * W, yr + ow * W,
+                                        rows_div * p.kw);
         ow += kGroup;
         continue;
       }
       const int64_t iw1 = std::min(iw0 + p.kw, g.w + p.pw), cols_pad = iw1 - iw0;
       const int64_t lo = std::max<int64_t>(iw0, 0),
                     cols = std::max<int64_t>(std::min(iw1, g.w) - lo, 0);
-      blocked_window<1, kMax>(xr + std::min(lo, g.w - 1) * 16, rows, cols, row_step, 0,
-                              yr + ow * 16, rows_div * (g.include_pad ? cols_pad : cols));
+      blocked_window<W, 1, kMax>(xr + std::min(lo, g.w - 1) * W, rows, cols, row_step, 0,
+                                 yr + ow * W, rows_div * (g.include_pad ? cols_pad : cols));
       ++ow;
     }
   }
 }
 
-at::Tensor run_blocked(const at::Tensor& x, const Pool2d& p, bool is_max, bool include_pad) {
-  if (x.scalar_type() != at::kFloat || x.dim() != 5 || x.size(4) != 16 || !x.is_contiguous() ||
-      x.numel() == 0)
-    return {};
+template <int W>
+at::Tensor run_blocked_width(const at::Tensor& x, const Pool2d& p, bool is_max, bool include_pad) {
   auto geometry = window_geometry(x.size(2), x.size(3), p, is_max, include_pad);
   if (!geometry) return {};
   const Geometry& g = *geometry;
-  at::Tensor y = at::empty({x.size(0), x.size(1), g.oh, g.ow, 16}, x.options());
+  at::Tensor y = at::empty({x.size(0), x.size(1), g.oh, g.ow, W}, x.options());
   const float* px = x.data_ptr<float>();
   float* py = y.data_ptr<float>();
-  const int64_t work = std::max<int64_t>(1, g.ow * 16 * std::min<int64_t>(p.kh * p.kw, 64));
+  const int64_t work = std::max<int64_t>(1, g.ow * W * std::min<int64_t>(p.kh * p.kw, 64));
   at::parallel_for(0, x.size(0) * x.size(1) * g.oh,
                    std::max<int64_t>(1, (int64_t{256} << 10) / work), [&](int64_t b, int64_t e) {
                      if (is_max)
-                       blocked_rows<true>(px, py, g, b, e);
+                       blocked_rows<W, true>(px, py, g, b, e);
                      else
-                       blocked_rows<false>(px, py, g, b, e);
+                       blocked_rows<W, false>(px, py, g, b, e);
                    });
   return y;
+}
+
+at::Tensor run_blocked(const at::Tensor& x, const Pool2d& p, bool is_max, bool include_pad) {
+  if (x.scalar_type() != at::kFloat || x.dim() != 5 || !blocked_width(x.size(4)) ||
+      !x.is_contiguous() || x.numel() == 0)
+    return {};
+  return x.size(4) == 16 ? run_blocked_width<16>(x, p, is_max, include_pad)
+                         : run_blocked_width<8>(x, p, is_max, include_pad);
 }
 
 // Bit for bit, but any NaN equals any NaN: which of two NaNs a sum keeps depends on the order
@@ -340,10 +387,13 @@ bool same_bits(const at::Tensor& a, const at::Tensor& b) {
 
 // A kernel against ATen: widths that give the vector and the edge paths, every stride the
 // vector path takes and one it does not, pads, ceil_mode, both counts; magnitudes over many
-// decades, runs of equal values, zeros of both signs, NaN, inf and -inf. `blocked`: the
-// blocked kernel, on the same values in that layout (channels 16 and 32).
-bool probe_matches_aten(bool blocked) {
-  if (!__builtin_cpu_supports("avx512f")) return false;
+// decades, runs of equal values, zeros of both signs, NaN, inf and -inf. `width` 0: the NCHW
+// kernel; 8 or 16: the blocked kernel of that width, on the same values in that layout
+// (channels 16 and 32).
+bool probe_matches_aten(int64_t width) {
+  if (width == 8 ? !__builtin_cpu_supports("avx2") : !__builtin_cpu_supports("avx512f"))
+    return false;
+  const bool blocked = width != 0;
   at::Generator gen = at::detail::createCPUGenerator(blocked ? 4322 : 4321);
   const std::vector<std::vector<int64_t>> all =
       blocked ? std::vector<std::vector<int64_t>>{{2, 32, 9, 37}, {1, 16, 20, 7}}
@@ -358,7 +408,7 @@ bool probe_matches_aten(bool blocked) {
     flat[203] = -std::numeric_limits<float>::infinity();
     flat[260] = std::numeric_limits<float>::infinity();
     flat[300] = -std::nanf("");
-    const at::Tensor xb = blocked ? plain_to_blocked(x, 16) : at::Tensor();
+    const at::Tensor xb = blocked ? plain_to_blocked(x, width) : at::Tensor();
     auto got = [&](const Pool2d& p, bool is_max, bool include_pad) {
       if (!blocked) return run(x, p, is_max, include_pad);
       at::Tensor y = run_blocked(xb, p, is_max, include_pad);
@@ -381,14 +431,21 @@ bool probe_matches_aten(bool blocked) {
 }
 #endif
 
-// Either kernel (`blocked`: the blocked one), behind its own probe, run at its first use.
+// Either kernel (`blocked`: the blocked one, of X's block width), behind its own probe, run at
+// its first use.
 at::Tensor pool(const at::Tensor& x, const Pool2d& p, bool is_max, bool include_pad, bool blocked) {
 #if TONNX_POOL_AVX512
   if (blocked) {
-    static const bool ok = probe_matches_aten(true);
-    if (!ok) return {};
+    if (x.dim() != 5) return {};
+    if (x.size(4) == 8) {
+      static const bool ok = probe_matches_aten(8);
+      if (!ok) return {};
+    } else {
+      static const bool ok = probe_matches_aten(16);
+      if (!ok) return {};
+    }
   } else {
-    static const bool ok = probe_matches_aten(false);
+    static const bool ok = probe_matches_aten(0);
     if (!ok) return {};
   }
   at::Tensor y = blocked ? run_blocked(x, p, is_max, include_pad) : run(x, p, is_max, include_pad);

@@ -31,10 +31,11 @@ at::Tensor avg_pool2d_exact(const at::Tensor& x, const Pool2d& p, bool count_inc
 // Calls of either that computed the result, over all Reps: for tests.
 uint64_t exact_pool_runs();
 
-// The same on a blocked X ([N, C/16, H, W, 16], contiguous: kernels/blocked.h), returning
-// the blocked result: sixteen channels per vector, so a window is kh x kw plain loads and no
-// padding is read. Undefined where the NCHW kernels are (but for their limits on widths,
-// which come from gathers this one does not need), and on a probe's difference from ATen.
+// The same on a blocked X ([N, C/B, H, W, B], B 16 or 8, contiguous: kernels/blocked.h),
+// returning the blocked result: B channels per vector (AVX-512 for 16, AVX2 for 8, each
+// behind its own probe), so a window is kh x kw plain loads and no padding is read. Undefined
+// where the NCHW kernels are (but for their limits on widths, which come from gathers this one
+// does not need, and AVX-512 for B = 8), and on a probe's difference from ATen.
 at::Tensor max_pool2d_blocked_exact(const at::Tensor& xb, const Pool2d& p);
 at::Tensor avg_pool2d_blocked_exact(const at::Tensor& xb, const Pool2d& p, bool count_include_pad);
 uint64_t blocked_pool_runs();
