@@ -643,7 +643,16 @@ TEST(BackendProfile, CountsEveryNodeOfEveryRun) {
   }
   rep.reset_profile();  // counts from zero again
   rep.run({torch::randn({4})});
-  for (const auto& p : rep.profile()) EXPECT_EQ(p.calls, 1);
+  for (const auto& p : rep.profile()) {
+    EXPECT_EQ(p.calls, 1);
+    EXPECT_EQ(p.plane, "-");  // not an image
+  }
+  // An image's plane, per op type in the report.
+  rep.run({torch::randn({1, 3, 5, 7})});
+  for (const auto& p : rep.profile()) EXPECT_EQ(p.plane, "5x7");
+  std::string report = tonnx::backend::profile_report(rep.profile());
+  EXPECT_NE(report.find("by output plane:\n"), std::string::npos) << report;
+  EXPECT_NE(report.find("  Relu 5x7: "), std::string::npos) << report;
   EXPECT_TRUE(tonnx::backend::prepare(tonnx::model_to_proto(b.m)).profile().empty());
 }
 

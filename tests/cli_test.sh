@@ -67,6 +67,7 @@ expect run_default_gemm 0 '^test_data_set_0: output_0 max_abs=[0-9.e-]+ max_rel=
 # the outputs' scale, still far below any real error.
 expect run_repeat 0 '^median_ms=[0-9.]+$' -- "$t" run "$m" --test-data "$dir/data" --repeat 3 --threads 2 --atol 1e-4
 expect run_profile 0 '^  FusedConv x20: ' -- "$t" run "$m" --test-data "$dir/data" --profile --atol 1e-4
+expect run_profile_planes 0 '^  FusedConv 16x16: ' -- "$t" run "$m" --test-data "$dir/data" --profile --atol 1e-4
 expect run_no_optimize 0 '^  Conv x20: ' -- "$t" run "$m" --test-data "$dir/data" --no-optimize --profile --atol 1e-4
 # --plain-layout: every activation NCHW, the same results bit for bit as the blocked layout
 expect run_plain_layout 0 '^test_data_set_0: output_0 max_abs=0 max_rel=0 pass$' -- "$t" run "$m" --test-data "$dir/data" --threads 1 --exact-gemm --plain-layout

@@ -134,9 +134,14 @@ struct NodeProfile {
   std::string op_type;  // for totals per op type
   double total_ms = 0;
   int64_t calls = 0;
+  // Output 0's plane, "HxW", for an image-shaped output (4-D, or 5-D in the blocked layout);
+  // "-" otherwise: for totals per op type and plane, as bench/ort_profile.py prints ONNX
+  // Runtime's.
+  std::string plane = "-";
 };
 
-// Totals per op type, then the ten slowest nodes; times per run (averaged over all runs).
+// Totals per op type, per op type and output plane, then the ten slowest nodes; times per run
+// (averaged over all runs).
 // Empty when nothing was profiled.
 std::string profile_report(const std::vector<NodeProfile>& profile);
 

@@ -48,6 +48,7 @@ struct SubPlan {
     std::mutex mu;
     std::vector<double> ms;
     std::vector<int64_t> calls;
+    std::vector<std::string> plane;  // NodeProfile::plane, from the latest run
   };
   std::unique_ptr<Profile> profile;
 };
@@ -332,6 +333,7 @@ RunValues run_plan(const SubPlan& p, const RunValues& inputs, const RunValues& c
   }
   RunValues args;
   std::vector<double> step_ms(p.profile ? p.steps.size() : 0);
+  std::vector<std::string> step_plane(p.profile ? p.steps.size() : 0, "-");
   for (size_t si = 0; si < p.steps.size(); ++si) {
     const Step& s = p.steps[si];
     auto t0 =
@@ -344,6 +346,11 @@ RunValues run_plan(const SubPlan& p, const RunValues& inputs, const RunValues& c
       if (outs.size() < s.out.size())
         kernel_fail(*s.node, "produced " + std::to_string(outs.size()) +
                                  " outputs; the graph expects " + std::to_string(s.out.size()));
+      if (p.profile && !outs.empty() && outs[0].is_tensor() && !outs[0].empty()) {
+        const at::Tensor& y = outs[0].tensor();
+        if (y.dim() == 4 || y.dim() == 5)
+          step_plane[si] = std::to_string(y.size(2)) + "x" + std::to_string(y.size(3));
+      }
       for (size_t k = 0; k < s.out.size(); ++k)
         if (s.out[k] >= 0) slots[s.out[k]] = std::move(outs[k]);
     } catch (const RunCancelled&) {
@@ -366,6 +373,7 @@ RunValues run_plan(const SubPlan& p, const RunValues& inputs, const RunValues& c
     for (size_t i = 0; i < step_ms.size(); ++i) {
       p.profile->ms[i] += step_ms[i];
       ++p.profile->calls[i];
+      p.profile->plane[i] = step_plane[i];
     }
   }
   RunValues out;
@@ -436,6 +444,7 @@ Rep prepare(ir::Model model, const std::string& device, const PrepareOptions& op
     plan->graph.profile = std::make_unique<SubPlan::Profile>();
     plan->graph.profile->ms.assign(plan->graph.steps.size(), 0);
     plan->graph.profile->calls.assign(plan->graph.steps.size(), 0);
+    plan->graph.profile->plane.assign(plan->graph.steps.size(), "-");
   }
   for (const auto& in : plan->graph.inputs) plan->input_names.push_back(in.name);
   plan->prepare_seconds =
@@ -543,7 +552,7 @@ std::vector<NodeProfile> Rep::profile() const {
   std::lock_guard<std::mutex> lock(g.profile->mu);
   for (size_t i = 0; i < g.steps.size(); ++i)
     out.push_back({node_label(*g.steps[i].node), g.steps[i].node->op_type(), g.profile->ms[i],
-                   g.profile->calls[i]});
+                   g.profile->calls[i], g.profile->plane[i]});
   return out;
 }
 
@@ -574,6 +583,13 @@ std::string profile_report(const std::vector<NodeProfile>& prof) {
   for (const auto& [ms, t] : types)
     out << "  " << t << " x" << by_type[t].second << ": " << ms / runs << " ms ("
         << 100 * ms / total << "%)\n";
+  std::map<std::string, double> by_plane;
+  for (const auto& p : prof) by_plane[p.op_type + " " + p.plane] += p.total_ms;
+  std::vector<std::pair<double, std::string>> planes;
+  for (const auto& [k, ms] : by_plane) planes.push_back({ms, k});
+  std::sort(planes.rbegin(), planes.rend());
+  out << "by output plane:\n";
+  for (const auto& [ms, k] : planes) out << "  " << k << ": " << ms / runs << " ms\n";
   std::vector<const NodeProfile*> nodes;
   for (const auto& p : prof) nodes.push_back(&p);
   std::sort(nodes.begin(), nodes.end(), [](auto* a, auto* b) { return a->total_ms > b->total_ms; });

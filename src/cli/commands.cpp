@@ -509,7 +509,8 @@ options:
   --repeat N             run N times after a warm-up and print median_ms
   --rtol X --atol Y      tolerances for --test-data (default 1e-3, 1e-5; integer outputs
                          are exact unless atol allows whole steps: --atol 1)
-  --profile              time every node; print the time per op type and the slowest nodes
+  --profile              time every node; print the time per op type, per op type and
+                         output plane, and the slowest nodes
                          (with --repeat: over the timed runs, not the warm-up)
   --fold-batchnorm       fold BatchNormalization into convolution weights (faster; rounds
                          differently from LibTorch)

@@ -83,15 +83,23 @@ __attribute__((target("avx2,fma"))) void affine_rows(const float* x, float* y, i
   }
 }
 
-// Blocked rows of 16 channels, one block's terms held in registers across its rows.
+// Blocked rows of 16 channels, one block's terms held in registers across its rows; then,
+// where z is given, + z (a residual of the same layout), before the Relu.
+template <bool kZ>
 __attribute__((target("avx2,fma"))) void affine_rows16(const float* x, float* y, int64_t rows,
-                                                       const float* a, const float* b, bool relu) {
+                                                       const float* a, const float* b, bool relu,
+                                                       const float* z) {
   const __m256 zero = _mm256_setzero_ps();
   const __m256 a0 = _mm256_loadu_ps(a), a1 = _mm256_loadu_ps(a + 8), b0 = _mm256_loadu_ps(b),
                b1 = _mm256_loadu_ps(b + 8);
   for (int64_t r = 0; r < rows; ++r, x += 16, y += 16) {
     __m256 v0 = _mm256_fmadd_ps(_mm256_loadu_ps(x), a0, b0);
     __m256 v1 = _mm256_fmadd_ps(_mm256_loadu_ps(x + 8), a1, b1);
+    if (kZ) {
+      v0 = _mm256_add_ps(v0, _mm256_loadu_ps(z));
+      v1 = _mm256_add_ps(v1, _mm256_loadu_ps(z + 8));
+      z += 16;
+    }
     if (relu) {
       v0 = _mm256_max_ps(zero, v0);
       v1 = _mm256_max_ps(zero, v1);
@@ -102,24 +110,32 @@ __attribute__((target("avx2,fma"))) void affine_rows16(const float* x, float* y,
 }
 
 // Blocked rows of 8 channels (oneDNN's layout on CPUs without AVX-512).
+template <bool kZ>
 __attribute__((target("avx2,fma"))) void affine_rows8(const float* x, float* y, int64_t rows,
-                                                      const float* a, const float* b, bool relu) {
+                                                      const float* a, const float* b, bool relu,
+                                                      const float* z) {
   const __m256 zero = _mm256_setzero_ps();
   const __m256 a0 = _mm256_loadu_ps(a), b0 = _mm256_loadu_ps(b);
   for (int64_t r = 0; r < rows; ++r, x += 8, y += 8) {
     __m256 v0 = _mm256_fmadd_ps(_mm256_loadu_ps(x), a0, b0);
+    if (kZ) {
+      v0 = _mm256_add_ps(v0, _mm256_loadu_ps(z));
+      z += 8;
+    }
     if (relu) v0 = _mm256_max_ps(zero, v0);
     _mm256_storeu_ps(y, v0);
   }
 }
 
-// Rows of `width` (8 or 16) channels.
+// Rows of `width` (8 or 16) channels, + z where z is not null.
 void affine_rows(const float* x, float* y, int64_t rows, const float* a, const float* b, bool relu,
-                 int64_t width) {
+                 int64_t width, const float* z = nullptr) {
   if (width == 16)
-    affine_rows16(x, y, rows, a, b, relu);
+    z ? affine_rows16<true>(x, y, rows, a, b, relu, z)
+      : affine_rows16<false>(x, y, rows, a, b, relu, z);
   else
-    affine_rows8(x, y, rows, a, b, relu);
+    z ? affine_rows8<true>(x, y, rows, a, b, relu, z)
+      : affine_rows8<false>(x, y, rows, a, b, relu, z);
 }
 
 at::Tensor run(const at::Tensor& x, const BatchNormTerms& t, bool relu, at::Tensor out) {
@@ -160,9 +176,13 @@ at::Tensor run(const at::Tensor& x, const BatchNormTerms& t, bool relu, at::Tens
 }
 
 // The blocked layout (kernels/blocked.h): rows of B channels, block k's channels B k...
-at::Tensor run_blocked(const at::Tensor& x, const BatchNormTerms& t, bool relu, at::Tensor out) {
+at::Tensor run_blocked(const at::Tensor& x, const BatchNormTerms& t, bool relu, at::Tensor out,
+                       const at::Tensor& z) {
   if (!t.defined() || x.scalar_type() != at::kFloat || x.dim() != 5 || !blocked_width(x.size(4)) ||
       !x.is_contiguous() || x.size(1) * x.size(4) != t.alpha.numel())
+    return {};
+  if (z.defined() &&
+      (z.sizes() != x.sizes() || !z.is_contiguous() || z.scalar_type() != at::kFloat))
     return {};
   const int64_t width = x.size(4);
   if (!out.defined())
@@ -170,17 +190,18 @@ at::Tensor run_blocked(const at::Tensor& x, const BatchNormTerms& t, bool relu, 
   else if (out.sizes() != x.sizes() || !out.is_contiguous() || out.scalar_type() != at::kFloat)
     return {};
   const float* px = x.data_ptr<float>();
+  const float* pz = z.defined() ? z.data_ptr<float>() : nullptr;
   float* py = out.data_ptr<float>();
   const float *pa = t.alpha.data_ptr<float>(), *pb = t.beta.data_ptr<float>();
   const int64_t blocks = x.size(1), rows = x.size(2) * x.size(3), plane = rows * width;
   constexpr int64_t kGrain = 256 << 10;
-  at::parallel_for(0, x.size(0) * blocks,
-                   std::max<int64_t>(1, kGrain / std::max<int64_t>(plane, 1)),
-                   [&](int64_t b, int64_t e) {
-                     for (int64_t p = b; p < e; ++p)
-                       affine_rows(px + p * plane, py + p * plane, rows, pa + (p % blocks) * width,
-                                   pb + (p % blocks) * width, relu, width);
-                   });
+  at::parallel_for(
+      0, x.size(0) * blocks, std::max<int64_t>(1, kGrain / std::max<int64_t>(plane, 1)),
+      [&](int64_t b, int64_t e) {
+        for (int64_t p = b; p < e; ++p)
+          affine_rows(px + p * plane, py + p * plane, rows, pa + (p % blocks) * width,
+                      pb + (p % blocks) * width, relu, width, pz ? pz + p * plane : nullptr);
+      });
   return out;
 }
 
@@ -245,7 +266,8 @@ bool same_bits(const at::Tensor& a, const at::Tensor& b) {
 }
 
 // This kernel against ATen on awkward sizes (planes and channel counts not multiples of 8),
-// values over many magnitudes, zeros of both signs, in both layouts.
+// values over many magnitudes, zeros of both signs, in both layouts; and in the blocked
+// layouts, with and without a residual.
 bool matches_aten() {
   if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return false;
   at::Generator gen = at::detail::createCPUGenerator(1234);
@@ -264,6 +286,21 @@ bool matches_aten() {
       at::Tensor got = run(xi, t, relu, {});
       if (!got.defined() || !same_bits(got, ref)) return false;
     }
+  // Blocked, with and without a residual z added before the Relu (FusedConv's stages).
+  at::Tensor xb = randn({2, 32, 5, 7}) * 4, z = randn({2, 32, 5, 7});
+  at::Tensor sb = randn({32}), bb = randn({32}), mb = randn({32}),
+             vb = at::rand({32}, gen, at::kFloat) + 0.01;
+  BatchNormTerms tb = batchnorm_terms(sb, bb, mb, vb, 1e-5);
+  for (int64_t width : kBlockWidths)
+    for (bool relu : {false, true})
+      for (bool with_z : {false, true}) {
+        at::Tensor ref = at::batch_norm(xb, sb, bb, mb, vb, false, 0.0, 1e-5, false);
+        if (with_z) ref.add_(z);
+        if (relu) ref.relu_();
+        at::Tensor got = run_blocked(plain_to_blocked(xb, width), tb, relu, {},
+                                     with_z ? plain_to_blocked(z, width) : at::Tensor());
+        if (!got.defined() || !same_bits(blocked_to_plain(got), ref)) return false;
+      }
   return true;
 }
 
@@ -286,9 +323,9 @@ at::Tensor batchnorm_inference(const at::Tensor& x, const BatchNormTerms& t, boo
 }
 
 at::Tensor batchnorm_blocked(const at::Tensor& x, const BatchNormTerms& t, bool relu,
-                             at::Tensor out) {
+                             at::Tensor out, const at::Tensor& z) {
   if (!probe_passed() || x.numel() == 0) return {};
-  return run_blocked(x, t, relu, std::move(out));
+  return run_blocked(x, t, relu, std::move(out), z);
 }
 at::Tensor batchnorm_concat(const std::vector<at::Tensor>& xs, const BatchNormTerms& t, bool relu,
                             bool blocked) {
@@ -302,7 +339,8 @@ at::Tensor batchnorm_concat(const std::vector<at::Tensor>&, const BatchNormTerms
 at::Tensor batchnorm_inference(const at::Tensor&, const BatchNormTerms&, bool, at::Tensor) {
   return {};
 }
-at::Tensor batchnorm_blocked(const at::Tensor&, const BatchNormTerms&, bool, at::Tensor) {
+at::Tensor batchnorm_blocked(const at::Tensor&, const BatchNormTerms&, bool, at::Tensor,
+                             const at::Tensor&) {
   return {};
 }
 #endif

@@ -36,10 +36,13 @@ inline BatchNormTerms constant_batchnorm_terms(const KernelSpec& s, size_t first
 at::Tensor batchnorm_inference(const at::Tensor& x, const BatchNormTerms& t, bool relu,
                                at::Tensor out = at::Tensor());
 
-// The same on a blocked x [N, C/16, H, W, 16] (kernels/blocked.h), element for element what
-// batchnorm_inference computes on the NCHW tensor; undefined where it cannot.
+// The same on a blocked x [N, C/B, H, W, B] (kernels/blocked.h), element for element what
+// batchnorm_inference computes on the NCHW tensor; undefined where it cannot. With z (a
+// residual of x's sizes, blocked alike), z is added before the Relu: in the same pass, what
+// at::batch_norm, then add_(z), then relu_ compute (a FusedConv's BatchNormalization, Z and
+// Relu: one pass over its output instead of three).
 at::Tensor batchnorm_blocked(const at::Tensor& x, const BatchNormTerms& t, bool relu,
-                             at::Tensor out = at::Tensor());
+                             at::Tensor out = at::Tensor(), const at::Tensor& z = at::Tensor());
 
 // Concat over channels, then the same, in one pass: no concatenated tensor is written and
 // read back (DenseNet's Concat -> BatchNormalization -> Relu before each dense layer). `xs`:

@@ -20,9 +20,12 @@ std::atomic<uint64_t> g_batched_runs{0};
 // alpha * a @ b + beta * c (c broadcast to the result, or undefined). A single row times a
 // large matrix runs as a matrix-vector product: OpenBLAS's GEMM is 2-10x slower than its
 // GEMV there (AlexNet's classifier at batch 1: 44 ms -> 11 ms). GEMV sums in another order
-// than LibTorch's GEMM, so smaller matrices, where it saves at most ~1 ms, keep the GEMM and
-// results identical to LibTorch's.
-constexpr int64_t kGemvMinElements = int64_t{1} << 22;
+// than LibTorch's GEMM, so smaller matrices keep the GEMM and results identical to
+// LibTorch's. The bound takes AlexNet's and VGG's last layer (4096 x 1000: 4.3-4.4 ms as a
+// GEMM, 1.5-1.8 ms as a GEMV at one thread on an AVX2 EPYC, where ONNX Runtime's took
+// 1.7-2.0) and leaves the 2048 x 1000 of ResNet-50 and Inception v3 (1.4 ms to gain there,
+// of 260 and 390) and every smaller one exact.
+constexpr int64_t kGemvMinElements = 4'000'000;
 at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, double alpha,
                 double beta) {
   int64_t n = b.size(1);

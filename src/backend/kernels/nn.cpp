@@ -345,6 +345,13 @@ TONNX_KERNEL_DOMAIN(
           // As the BatchNormalization kernel computes it, in place on the convolution's output
           // (with the Relu when nothing comes between), else ATen's call.
           bool relu = !has_z && act.kind == FusedActivation::Kind::Relu;
+          // A blocked Z like y, then a Relu or nothing: all three in the one pass.
+          if (blk && has_z && is_blocked(z, z_b) && z.sizes() == y.sizes() &&
+              (act.kind == FusedActivation::Kind::Relu ||
+               act.kind == FusedActivation::Kind::None)) {
+            bool relu_z = act.kind == FusedActivation::Kind::Relu;
+            if (batchnorm_blocked(y, bn_terms, relu_z, y, z).defined()) return {hand_on(y, out_b)};
+          }
           at::Tensor r = blk ? batchnorm_blocked(y, bn_terms, relu, y) : at::Tensor();
           if (!r.defined()) {
             to_plain();
