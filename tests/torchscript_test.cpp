@@ -4,6 +4,7 @@
 // (scripted fixtures have inputs that take different paths through If/Loop).
 #include <torch/script.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -35,9 +36,13 @@ std::string binary_dir() {
 std::string fixtures() {
   static std::string dir = [] {
     fs::path root = fs::path(binary_dir()) / "test_tmp" / "torchscript_fixtures";
-    fs::path script = fs::path(source_dir()) / "tests" / "fixtures" / "make_torchscript.py";
+    fs::path folder = fs::path(source_dir()) / "tests" / "fixtures";
+    fs::path script = folder / "make_torchscript.py";
     fs::path stamp = root / "stamp";
-    if (fs::exists(stamp) && fs::last_write_time(stamp) >= fs::last_write_time(script))
+    // Newer than the script and the modules it imports, or made again.
+    if (fs::exists(stamp) && fs::last_write_time(stamp) >=
+                                 std::max(fs::last_write_time(script),
+                                          fs::last_write_time(folder / "torchscript_modules.py")))
       return root.string();
     fs::path tmp = root.string() + ".tmp." + std::to_string(::getpid());
     fs::remove_all(tmp);
