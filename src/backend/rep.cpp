@@ -48,7 +48,8 @@ struct SubPlan {
     std::mutex mu;
     std::vector<double> ms;
     std::vector<int64_t> calls;
-    std::vector<std::string> plane;  // NodeProfile::plane, from the latest run
+    // Output 0's H and W in the latest run, {-1, -1} where not an image (NodeProfile::plane)
+    std::vector<std::pair<int64_t, int64_t>> plane;
   };
   std::unique_ptr<Profile> profile;
 };
@@ -333,7 +334,7 @@ RunValues run_plan(const SubPlan& p, const RunValues& inputs, const RunValues& c
   }
   RunValues args;
   std::vector<double> step_ms(p.profile ? p.steps.size() : 0);
-  std::vector<std::string> step_plane(p.profile ? p.steps.size() : 0, "-");
+  std::vector<std::pair<int64_t, int64_t>> step_plane(p.profile ? p.steps.size() : 0, {-1, -1});
   for (size_t si = 0; si < p.steps.size(); ++si) {
     const Step& s = p.steps[si];
     auto t0 =
@@ -348,8 +349,7 @@ RunValues run_plan(const SubPlan& p, const RunValues& inputs, const RunValues& c
                                  " outputs; the graph expects " + std::to_string(s.out.size()));
       if (p.profile && !outs.empty() && outs[0].is_tensor() && !outs[0].empty()) {
         const at::Tensor& y = outs[0].tensor();
-        if (y.dim() == 4 || y.dim() == 5)
-          step_plane[si] = std::to_string(y.size(2)) + "x" + std::to_string(y.size(3));
+        if (y.dim() == 4 || y.dim() == 5) step_plane[si] = {y.size(2), y.size(3)};
       }
       for (size_t k = 0; k < s.out.size(); ++k)
         if (s.out[k] >= 0) slots[s.out[k]] = std::move(outs[k]);
@@ -444,7 +444,7 @@ Rep prepare(ir::Model model, const std::string& device, const PrepareOptions& op
     plan->graph.profile = std::make_unique<SubPlan::Profile>();
     plan->graph.profile->ms.assign(plan->graph.steps.size(), 0);
     plan->graph.profile->calls.assign(plan->graph.steps.size(), 0);
-    plan->graph.profile->plane.assign(plan->graph.steps.size(), "-");
+    plan->graph.profile->plane.assign(plan->graph.steps.size(), {-1, -1});
   }
   for (const auto& in : plan->graph.inputs) plan->input_names.push_back(in.name);
   plan->prepare_seconds =
@@ -550,9 +550,11 @@ std::vector<NodeProfile> Rep::profile() const {
   std::vector<NodeProfile> out;
   if (!g.profile) return out;
   std::lock_guard<std::mutex> lock(g.profile->mu);
-  for (size_t i = 0; i < g.steps.size(); ++i)
+  for (size_t i = 0; i < g.steps.size(); ++i) {
+    auto [h, w] = g.profile->plane[i];
     out.push_back({node_label(*g.steps[i].node), g.steps[i].node->op_type(), g.profile->ms[i],
-                   g.profile->calls[i], g.profile->plane[i]});
+                   g.profile->calls[i], h < 0 ? "-" : std::to_string(h) + "x" + std::to_string(w)});
+  }
   return out;
 }
 
