@@ -144,10 +144,11 @@ TEST(BackendPool, BlockedKernelsAreAtenBitForBit) {
       }
     }
   }
-  if (!have_avx512())
+  if (!have_avx512()) {
     EXPECT_FALSE(tonnx::backend::max_pool2d_blocked_exact(
                      plain_to_blocked(torch::randn({1, 32, 9, 9}), 16), {3, 3, 2, 2, 1, 1, false})
                      .defined());
+  }
   at::set_num_threads(prev);
   EXPECT_EQ(tonnx::backend::blocked_pool_runs() - before, static_cast<uint64_t>(expected_runs));
   // What it leaves to its caller: not blocked, not a block width, not contiguous, not float,

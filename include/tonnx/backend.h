@@ -124,6 +124,12 @@ struct PrepareOptions {
   // this project's AVX-512 CPU). Sums in another order than LibTorch: outputs move about 1e-6
   // relative (docs/backend.md), within ONNX's test tolerances; off gives LibTorch's results.
   bool onednn_gemm = true;
+  // LibTorch's own kernels wherever the default takes a faster one that rounds differently:
+  // implies onednn_gemm off, a single row's Gemm stays a GEMM (not a GEMV), and small batch-1
+  // convolutions stay on ATen's native path (docs/backend.md). With one thread the zoo's
+  // conv nets then give LibTorch's results bit for bit. `tonnx verify` runs this way, so
+  // that a difference it reports is the export's, not rounding; `tonnx run --exact`.
+  bool exact = false;
   // Time every node of every run (like ONNX Runtime's enable_profiling); read Rep::profile().
   bool profile = false;
 };

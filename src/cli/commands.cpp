@@ -519,6 +519,9 @@ options:
   --exact-gemm           MatMul/Gemm by a constant on LibTorch's BLAS, bit for bit as
                          LibTorch computes them (default: oneDNN, about 2x faster here,
                          results within ~1e-6 relative)
+  --exact                LibTorch's kernels wherever the default takes a faster one that
+                         rounds differently (--exact-gemm, a GEMM for a single row, ATen's
+                         native path for small batch-1 convolutions), as tonnx verify runs
   --plain-layout         every activation in NCHW (default: oneDNN's blocked layout kept
                          between the convolutions of a chain; the same results)
   --no-optimize          no constant folding or fusions at prepare time
@@ -528,8 +531,8 @@ options:
   }
   Spec spec{{"--test-data", "--output-dir", "--threads", "--repeat", "--rtol", "--atol",
              "--timeout", "--seed"},
-            {"--profile", "--fold-batchnorm", "--onednn-conv", "--exact-gemm", "--no-optimize",
-             "--random-inputs", "--plain-layout"},
+            {"--profile", "--fold-batchnorm", "--onednn-conv", "--exact-gemm", "--exact",
+             "--no-optimize", "--random-inputs", "--plain-layout"},
             {"--input", "--dim"},
             {}};
   Args a = parse_args(argv, spec);
@@ -553,6 +556,7 @@ options:
   popt.fold_batchnorm = a.has("--fold-batchnorm");
   popt.onednn_conv = a.has("--onednn-conv");
   popt.onednn_gemm = !a.has("--exact-gemm");
+  popt.exact = a.has("--exact");
   popt.blocked_layout = !a.has("--plain-layout");
   popt.optimize = !a.has("--no-optimize");
   Tolerance tol;

@@ -18,18 +18,18 @@ namespace {
 std::atomic<uint64_t> g_batched_runs{0};
 
 // alpha * a @ b + beta * c (c broadcast to the result, or undefined). A single row times a
-// large matrix runs as a matrix-vector product: OpenBLAS's GEMM is 2-10x slower than its
-// GEMV there (AlexNet's classifier at batch 1: 44 ms -> 11 ms). GEMV sums in another order
-// than LibTorch's GEMM, so smaller matrices keep the GEMM and results identical to
-// LibTorch's. The bound takes AlexNet's and VGG's last layer (4096 x 1000: 4.3-4.4 ms as a
-// GEMM, 1.5-1.8 ms as a GEMV at one thread on an AVX2 EPYC, where ONNX Runtime's took
-// 1.7-2.0) and leaves the 2048 x 1000 of ResNet-50 and Inception v3 (1.4 ms to gain there,
-// of 260 and 390) and every smaller one exact.
-constexpr int64_t kGemvMinElements = 4'000'000;
+// large matrix runs as a matrix-vector product: OpenBLAS's GEMM is 3-6x slower than its GEMV
+// there (one thread, Zen 5: 512 x 1000 0.17 -> 0.034 ms, 2048 x 1000 0.73 -> 0.12 ms,
+// 4096 x 1000 1.47 -> 0.28 ms; AlexNet's classifier at batch 1: 44 ms -> 11 ms on the first
+// AVX-512 machine). GEMV sums in another order than LibTorch's GEMM (about 1e-6 relative;
+// docs/backend.md): every batch-1 classifier of the zoo takes it (ResNet-18's 512 x 1000 and
+// up); only matrices under 2^18 elements, where the gain is a few microseconds, and every
+// one with `exact` (PrepareOptions::exact) keep the GEMM and LibTorch's result bit for bit.
+constexpr int64_t kGemvMinElements = int64_t{1} << 18;
 at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, double alpha,
-                double beta) {
+                double beta, bool exact) {
   int64_t n = b.size(1);
-  if (a.size(0) == 1 && b.numel() >= kGemvMinElements && a.scalar_type() == at::kFloat &&
+  if (!exact && a.size(0) == 1 && b.numel() >= kGemvMinElements && a.scalar_type() == at::kFloat &&
       b.scalar_type() == at::kFloat &&
       (!c.defined() || (c.scalar_type() == at::kFloat && (c.numel() == n || c.numel() == 1)))) {
     at::Tensor y = c.defined() ? at::addmv(c.reshape({-1}).expand({n}), b.t(), a[0], beta, alpha)
@@ -44,14 +44,14 @@ at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, d
 }
 
 at::Tensor run_gemm(const ir::Node& n, double alpha, double beta, bool ta, bool tb,
-                    const Tensors& in) {
+                    const Tensors& in, bool exact) {
   at::Tensor a = ta ? in.at(0).t() : in.at(0);
   at::Tensor b = tb ? in.at(1).t() : in.at(1);
   if (a.dim() != 2 || b.dim() != 2) kernel_fail(n, "A and B must be matrices");
   if (a.size(1) != b.size(0))
     kernel_fail(n, "A' is " + std::to_string(a.size(0)) + "x" + std::to_string(a.size(1)) +
                        " but B' is " + std::to_string(b.size(0)) + "x" + std::to_string(b.size(1)));
-  return gemm(a, b, in.size() > 2 && beta != 0 ? in[2] : at::Tensor(), alpha, beta);
+  return gemm(a, b, in.size() > 2 && beta != 0 ? in[2] : at::Tensor(), alpha, beta, exact);
 }
 
 // oneDNN's matmul for a node whose B (input 1) is an initializer, multiplied as the node
@@ -102,9 +102,10 @@ TONNX_KERNEL("Gemm", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   double alpha = n.attr_f("alpha", 1.0f), beta = n.attr_f("beta", 1.0f);
   bool ta = n.attr_i("transA", 0), tb = n.attr_i("transB", 0);
   auto dnn = alpha == 1.0 && !ta ? make_onednn_matmul(s, tb) : nullptr;
-  return [alpha, beta, ta, tb, dnn, &n](const Tensors& in) -> Tensors {
+  bool exact = s.choices.exact;
+  return [alpha, beta, ta, tb, dnn, exact, &n](const Tensors& in) -> Tensors {
     at::Tensor y = onednn_gemm(dnn.get(), beta, in);
-    return {y.defined() ? y : run_gemm(n, alpha, beta, ta, tb, in)};
+    return {y.defined() ? y : run_gemm(n, alpha, beta, ta, tb, in, exact)};
   };
 });
 
@@ -124,7 +125,8 @@ TONNX_KERNEL_DOMAIN(
                            std::to_string(n.outputs().size()) + " outputs");
       FusedActivation act(n);
       auto dnn = alpha == 1.0 && !ta ? make_onednn_matmul(s, tb) : nullptr;
-      return [alpha, beta, ta, tb, batched, act, dnn, &n](const Tensors& in) -> Tensors {
+      bool exact = s.choices.exact;
+      return [alpha, beta, ta, tb, batched, act, dnn, exact, &n](const Tensors& in) -> Tensors {
         at::Tensor y;
         if (batched) {
           const at::Tensor &a = in.at(0), &b = in.at(1), &c = in.at(2);
@@ -135,11 +137,11 @@ TONNX_KERNEL_DOMAIN(
                                ": A's last dim must equal B's rows");
           y = over_rows(a, b.size(1), [&](const at::Tensor& rows) {
             at::Tensor r = dnn && bias_row(c, b.size(1)) ? dnn->run(rows, c) : at::Tensor();
-            return r.defined() ? r : gemm(rows, b, c, 1.0, 1.0);
+            return r.defined() ? r : gemm(rows, b, c, 1.0, 1.0, exact);
           });
         } else {
           y = onednn_gemm(dnn.get(), beta, in);
-          if (!y.defined()) y = run_gemm(n, alpha, beta, ta, tb, in);
+          if (!y.defined()) y = run_gemm(n, alpha, beta, ta, tb, in, exact);
         }
         act(y);
         return {y};

@@ -52,6 +52,7 @@ struct KernelChoices {
   bool onednn_conv = false;     // Conv may run on oneDNN (rounds differently from LibTorch)
   bool onednn_gemm = false;     // MatMul/Gemm with a constant B may too (docs/backend.md)
   bool blocked_layout = false;  // activations may stay in oneDNN's nChw16c (kernels/blocked.h)
+  bool exact = false;           // LibTorch's kernels where a faster one rounds differently
 };
 
 struct KernelSpec {

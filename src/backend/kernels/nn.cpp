@@ -78,9 +78,27 @@ bool mkldnn_as_multithreaded_aten(const at::Tensor& x, const at::Tensor& w, cons
          ones(dil) && x.size(0) < 16 && (group > 1 || x.size(0) > 1 || x.numel() > 20480);
 }
 
+// Whether tonnx runs this convolution on oneDNN: where ATen with two or more threads does
+// (above, bit for bit), and also where ATen's size test alone keeps it off ("for some case,
+// native is faster"): a 2-D float convolution at batch 1, group 1, not 1x1, with at most 20480
+// input elements, which ATen runs as im2col and an OpenBLAS GEMM. That is not faster:
+// DenseNet-121's sixteen 3x3 convolutions on 7x7 take 0.50 ms each so and 0.27 ms on oneDNN
+// (AVX2 EPYC), and they break its blocked chain. These round differently from LibTorch
+// (about 1e-6 relative; docs/backend.md, "Convolution"), so not with `exact`.
+bool runs_on_onednn(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b,
+                    const std::vector<int64_t>& st, const std::vector<int64_t>& pad,
+                    const std::vector<int64_t>& dil, int64_t group, bool exact) {
+  if (mkldnn_as_multithreaded_aten(x, w, b, st, pad, dil, group)) return true;
+  return !exact && x.dim() == 4 && x.size(0) == 1 && group == 1 && x.numel() <= 20480 &&
+         (w.size(-1) != 1 || w.size(-2) != 1) && at::globalContext().userEnabledMkldnn() &&
+         at::native::select_conv_backend(
+             x, w, b.defined() ? c10::optional<at::Tensor>(b) : c10::nullopt, st, pad, dil, false,
+             std::vector<int64_t>(st.size(), 0), group) == at::native::ConvBackend::Slow2d;
+}
+
 at::Tensor run_conv(const ir::Node& n, const ConvLike& c, int64_t group, at::Tensor x,
-                    const at::Tensor& w, const at::Tensor& b,
-                    const at::Tensor& w_mkldnn = at::Tensor()) {
+                    const at::Tensor& w, const at::Tensor& b, const at::Tensor& w_mkldnn,
+                    bool exact) {
   if (x.dim() < 3)
     kernel_fail(n, "input X has rank " + std::to_string(x.dim()) + "; expected N x C x spatial...");
   if (w.dim() != x.dim())
@@ -103,7 +121,7 @@ at::Tensor run_conv(const ir::Node& n, const ConvLike& c, int64_t group, at::Ten
       x.suggest_memory_format() == at::MemoryFormat::Contiguous &&  // not [N,1,H,W] NHWC
       w.sizes() == w_mkldnn.sizes() &&
       (!b.defined() || (b.scalar_type() == at::kFloat && b.dim() == 1)) &&
-      mkldnn_as_multithreaded_aten(x, w, b, st, pad_arg, dil, group)) {
+      runs_on_onednn(x, w, b, st, pad_arg, dil, group, exact)) {
     g_prepacked_conv_runs.fetch_add(1, std::memory_order_relaxed);
     return at::mkldnn_convolution(x, w_mkldnn, b.defined() ? b.contiguous() : b, pad_arg, st, dil,
                                   group);
@@ -139,11 +157,11 @@ std::shared_ptr<const OneDnnBlockedConv> make_blocked_conv(const KernelSpec& s, 
   return OneDnnBlockedConv::make(*w, std::move(p));  // (it checks dtype and lengths)
 }
 
-// Runs `blocked` where ATen itself would run this convolution on oneDNN (so with the same
-// primitive: the same results), else undefined for the ordinary path.
+// Runs `blocked` where the ordinary path runs this convolution on oneDNN (runs_on_onednn: the
+// same primitive, so the same results), else undefined for the ordinary path.
 at::Tensor run_blocked_conv(const OneDnnBlockedConv& blocked, const ConvLike& c, int64_t group,
                             const at::Tensor& x, bool x_blocked, const at::Tensor& w,
-                            const at::Tensor& b, bool want_blocked) {
+                            const at::Tensor& b, bool want_blocked, bool exact) {
   if (x.scalar_type() != at::kFloat || (!x_blocked && x.dim() != 4) ||
       (!x_blocked && x.suggest_memory_format() != at::MemoryFormat::Contiguous))
     return {};
@@ -155,7 +173,7 @@ at::Tensor run_blocked_conv(const OneDnnBlockedConv& blocked, const ConvLike& c,
   if (c.auto_pad == AutoPad::NotSet && c.pads.size() == 4) pads = {c.pads[0], c.pads[1]};
   // ATen's backend choice reads sizes, dtype and device only: an unfilled stand-in will do.
   at::Tensor standin = x_blocked ? at::empty(xs, x.options()) : x;
-  if (!mkldnn_as_multithreaded_aten(standin, w, b, c.stride_vec(2), pads, c.dilation_vec(2), group))
+  if (!runs_on_onednn(standin, w, b, c.stride_vec(2), pads, c.dilation_vec(2), group, exact))
     return {};
   return blocked.run(x.contiguous(), x_blocked, b, want_blocked);
 }
@@ -267,8 +285,8 @@ TONNX_KERNEL("Conv", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   auto dnn = make_onednn_conv(s, c, group, {});
   auto blocked = dnn ? nullptr : make_blocked_conv(s, c, group);
   at::Tensor w_mkldnn = dnn || blocked ? at::Tensor() : prepack_conv_weight(s, c, group);
-  bool in_b = s.blocked_input(0), out_b = s.blocked_out;
-  return [c, group, dnn, blocked, w_mkldnn, in_b, out_b, &n](const Tensors& in) -> Tensors {
+  bool in_b = s.blocked_input(0), out_b = s.blocked_out, exact = s.choices.exact;
+  return [c, group, dnn, blocked, w_mkldnn, in_b, out_b, exact, &n](const Tensors& in) -> Tensors {
     at::Tensor b = in.size() > 2 ? in[2] : at::Tensor();
     if (dnn) {
       OneDnnConv::Done done;
@@ -277,10 +295,10 @@ TONNX_KERNEL("Conv", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
     }
     bool xb = is_blocked(in.at(0), in_b);
     if (blocked) {
-      at::Tensor y = run_blocked_conv(*blocked, c, group, in.at(0), xb, in.at(1), b, out_b);
+      at::Tensor y = run_blocked_conv(*blocked, c, group, in.at(0), xb, in.at(1), b, out_b, exact);
       if (y.defined()) return {y};
     }
-    return {run_conv(n, c, group, plain(in.at(0), in_b), in.at(1), b, w_mkldnn)};
+    return {run_conv(n, c, group, plain(in.at(0), in_b), in.at(1), b, w_mkldnn, exact)};
   };
 });
 
@@ -319,8 +337,9 @@ TONNX_KERNEL_DOMAIN(
       at::Tensor w_mkldnn =
           transposed || dnn_conv || blocked ? at::Tensor() : prepack_conv_weight(s, a.c, a.group);
       bool in_b = s.blocked_input(0), z_b = s.blocked_input(3), out_b = s.blocked_out;
+      bool exact = s.choices.exact;
       return [a, transposed, act, eps, dnn, dnn_conv, blocked, w_mkldnn, bn_terms, in_b, z_b, out_b,
-              &n](const Tensors& in) -> Tensors {
+              exact, &n](const Tensors& in) -> Tensors {
         at::Tensor b = in.size() > 2 ? in[2] : at::Tensor();
         at::Tensor z = in.size() > 3 ? in[3] : at::Tensor();
         OneDnnConv::Done done;
@@ -328,7 +347,7 @@ TONNX_KERNEL_DOMAIN(
         if (dnn_conv) y = dnn_conv->run(in.at(0), b, z, done);
         if (!y.defined() && blocked)
           y = run_blocked_conv(*blocked, a.c, a.group, in.at(0), is_blocked(in.at(0), in_b),
-                               in.at(1), b, out_b);
+                               in.at(1), b, out_b, exact);
         // `blk`: y is blocked, and each stage below runs on that layout until one cannot
         // (BatchNormalization with run-time statistics, a Z that is not blocked alike).
         bool blk = y.defined() && y.dim() == 5;
@@ -337,8 +356,9 @@ TONNX_KERNEL_DOMAIN(
           blk = false;
         };
         if (!y.defined())
-          y = transposed ? conv_transpose(n, a, dnn.get(), in.at(0), in.at(1), b)
-                         : run_conv(n, a.c, a.group, plain(in.at(0), in_b), in.at(1), b, w_mkldnn);
+          y = transposed
+                  ? conv_transpose(n, a, dnn.get(), in.at(0), in.at(1), b)
+                  : run_conv(n, a.c, a.group, plain(in.at(0), in_b), in.at(1), b, w_mkldnn, exact);
         if (done.activation) return {y};
         bool has_z = in.size() > 3 && in[3].defined() && !done.add;
         if (in.size() > 7 && !done.batchnorm) {
