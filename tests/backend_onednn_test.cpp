@@ -603,3 +603,54 @@ TEST(BackendOneDnn, PrepackedAtenConvolutionIsBitIdentical) {
 }
 
 }  // namespace
+
+namespace {
+
+// PrepareOptions::exact keeps LibTorch's kernels where the default takes faster ones that
+// round differently: a small batch-1 3x3 convolution (DenseNet-121's 7x7 stage) stays on
+// ATen's native path and a single row's Gemm stays a GEMM; by default they run on oneDNN
+// (ATen's own at::mkldnn_convolution call) and as a GEMV (at::addmv). Each is compared bit
+// for bit with the LibTorch call it is meant to be.
+TEST(BackendOneDnn, ExactKeepsLibTorchsKernels) {
+  torch::manual_seed(37);
+  int prev_threads = at::get_num_threads();
+  at::set_num_threads(1);
+  at::Tensor w = torch::randn({32, 128, 3, 3}), b = torch::randn({32});
+  at::Tensor fc = torch::randn({1000, 2048}), fc_b = torch::randn({1000});
+  ir::Model m;
+  m.opsets = {{"", 17}};
+  ir::Graph& g = *m.graph;
+  ir::Value* conv =
+      g.add_node("Conv", {g.add_input("x"), g.add_initializer("w", w), g.add_initializer("b", b)},
+                 {{"pads", ir::AttrValue(ir::Ints{1, 1, 1, 1})}})
+          ->output();
+  conv->set_name("conv");
+  g.add_output(conv);
+  ir::Value* gemm =
+      g.add_node("Gemm",
+                 {g.add_input("a"), g.add_initializer("fc", fc), g.add_initializer("fc_b", fc_b)},
+                 {{"transB", ir::AttrValue(int64_t{1})}})
+          ->output();
+  gemm->set_name("gemm");
+  g.add_output(gemm);
+  at::Tensor x = torch::randn({1, 128, 7, 7}), a = torch::randn({1, 2048});
+  x[0][3][2][2] = std::nanf("");
+  x[0][5][4][4] = std::numeric_limits<float>::infinity();
+  tonnx::backend::PrepareOptions exact;
+  exact.exact = true;
+  std::vector<at::Tensor> got =
+      tonnx::backend::prepare(tonnx::model_to_proto(m), "CPU", exact).run({x, a});
+  at::Tensor native = at::convolution(x, w, b, {1, 1}, {1, 1}, {1, 1}, false, {0, 0}, 1);
+  EXPECT_TRUE(at::allclose(got[0], native, 0, 0, /*equal_nan=*/true));
+  EXPECT_TRUE(at::equal(got[1], at::addmm(fc_b, a, fc.t())));
+  std::vector<at::Tensor> fast = tonnx::backend::prepare(tonnx::model_to_proto(m)).run({x, a});
+  at::Tensor dnn = at::mkldnn_convolution(x, w, b, {1, 1}, {1, 1}, {1, 1}, 1);
+  EXPECT_TRUE(at::allclose(fast[0], dnn, 0, 0, /*equal_nan=*/true));
+  EXPECT_TRUE(at::equal(fast[1], at::addmv(fc_b, fc, a[0]).unsqueeze(0)));
+  // Both are the same sums in another order: close to LibTorch's.
+  EXPECT_TRUE(at::allclose(fast[0], native, 1e-4, 1e-4, /*equal_nan=*/true));
+  EXPECT_TRUE(at::allclose(fast[1], got[1], 1e-4, 1e-4));
+  at::set_num_threads(prev_threads);
+}
+
+}  // namespace
