@@ -55,45 +55,39 @@ int64_t conv_group(const ir::Node& n) {
 
 namespace {
 
-// Whether ATen with two or more threads runs this convolution on oneDNN. At one thread ATen
-// sends a 1x1 convolution (stride 1, batch under 16) to its GEMM path instead: OpenBLAS's
-// AVX2 kernels here, 1.4x slower on ResNet-50's 1x1 layers than oneDNN's AVX-512 ones. tonnx
-// keeps oneDNN's at every thread count, so such a convolution rounds as LibTorch's does with
-// two or more threads, bit for bit (docs/backend.md, "Convolution").
-bool mkldnn_as_multithreaded_aten(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b,
-                                  const std::vector<int64_t>& st, const std::vector<int64_t>& pad,
-                                  const std::vector<int64_t>& dil, int64_t group) {
+// Whether tonnx runs this convolution on oneDNN (ATen's backend choice is asked once):
+// - Where ATen with two or more threads does, bit for bit. At one thread ATen sends a 1x1
+//   convolution (stride 1, batch under 16) to its GEMM path instead: OpenBLAS's AVX2 kernels
+//   here, 1.4x slower on ResNet-50's 1x1 layers than oneDNN's AVX-512 ones. tonnx keeps
+//   oneDNN's at every thread count, so such a convolution rounds as LibTorch's does with two
+//   or more threads (docs/backend.md, "Convolution").
+// - Also where ATen's size test alone keeps it off ("for some case, native is faster"): a 2-D
+//   float convolution at batch 1, group 1, not 1x1, with at most 20480 input elements, which
+//   ATen runs as im2col and an OpenBLAS GEMM. That is not faster: DenseNet-121's sixteen 3x3
+//   convolutions on 7x7 take 0.50 ms each so and 0.27 ms on oneDNN (AVX2 EPYC), and they
+//   break its blocked chain. These round differently from LibTorch (about 1e-6 relative;
+//   docs/backend.md, "Convolution"), so not with `exact`.
+bool runs_on_onednn(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b,
+                    const std::vector<int64_t>& st, const std::vector<int64_t>& pad,
+                    const std::vector<int64_t>& dil, int64_t group, bool exact) {
   auto backend = at::native::select_conv_backend(
       x, w, b.defined() ? c10::optional<at::Tensor>(b) : c10::nullopt, st, pad, dil, false,
       std::vector<int64_t>(st.size(), 0), group);
   if (backend == at::native::ConvBackend::Mkldnn) return true;
+  if (backend != at::native::ConvBackend::Slow2d || !at::globalContext().userEnabledMkldnn())
+    return false;
   auto ones = [](const std::vector<int64_t>& v) {
     return std::all_of(v.begin(), v.end(), [](int64_t e) { return e == 1; });
   };
+  bool one_by_one = w.size(-1) == 1 && w.size(-2) == 1;
   // The one case ATen's ConvParams::use_mkldnn() turns on its thread count: 1x1, stride 1, no
-  // dilation, batch under 16, at one thread; and then still only where its size test ("native
-  // is faster") passes: groups, a batch over 1 or an input over 20480 elements.
-  return backend == at::native::ConvBackend::Slow2d && at::globalContext().userEnabledMkldnn() &&
-         at::get_num_threads() == 1 && w.size(-1) == 1 && w.size(-2) == 1 && ones(st) &&
-         ones(dil) && x.size(0) < 16 && (group > 1 || x.size(0) > 1 || x.numel() > 20480);
-}
-
-// Whether tonnx runs this convolution on oneDNN: where ATen with two or more threads does
-// (above, bit for bit), and also where ATen's size test alone keeps it off ("for some case,
-// native is faster"): a 2-D float convolution at batch 1, group 1, not 1x1, with at most 20480
-// input elements, which ATen runs as im2col and an OpenBLAS GEMM. That is not faster:
-// DenseNet-121's sixteen 3x3 convolutions on 7x7 take 0.50 ms each so and 0.27 ms on oneDNN
-// (AVX2 EPYC), and they break its blocked chain. These round differently from LibTorch
-// (about 1e-6 relative; docs/backend.md, "Convolution"), so not with `exact`.
-bool runs_on_onednn(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b,
-                    const std::vector<int64_t>& st, const std::vector<int64_t>& pad,
-                    const std::vector<int64_t>& dil, int64_t group, bool exact) {
-  if (mkldnn_as_multithreaded_aten(x, w, b, st, pad, dil, group)) return true;
+  // dilation, batch under 16, at one thread; and then still only where its size test passes:
+  // groups, a batch over 1 or an input over 20480 elements.
+  if (at::get_num_threads() == 1 && one_by_one && ones(st) && ones(dil) && x.size(0) < 16 &&
+      (group > 1 || x.size(0) > 1 || x.numel() > 20480))
+    return true;
   return !exact && x.dim() == 4 && x.size(0) == 1 && group == 1 && x.numel() <= 20480 &&
-         (w.size(-1) != 1 || w.size(-2) != 1) && at::globalContext().userEnabledMkldnn() &&
-         at::native::select_conv_backend(
-             x, w, b.defined() ? c10::optional<at::Tensor>(b) : c10::nullopt, st, pad, dil, false,
-             std::vector<int64_t>(st.size(), 0), group) == at::native::ConvBackend::Slow2d;
+         !one_by_one;
 }
 
 at::Tensor run_conv(const ir::Node& n, const ConvLike& c, int64_t group, at::Tensor x,
