@@ -6,6 +6,7 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <vector>
 
 #include "ir/cpu_allocator.h"
 
@@ -91,16 +92,65 @@ class Arena final : public detail::BlockPool {
     unref();
   }
 
+  // Scratch blocks are kept apart, outside the bytes counted above, one per call running at
+  // once: a free one at least n bytes long, else a new one as large as the largest request
+  // so far (a smaller free one is dropped), so that one block soon serves every node.
+  void* take_scratch(size_t n) override {
+    refs_.fetch_add(1);
+    void* drop = nullptr;
+    size_t want = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      scratch_max_ = std::max(scratch_max_, n);
+      for (size_t i = 0; i < scratch_free_.size(); ++i)
+        if (header_of(scratch_free_[i])->capacity >= n) {
+          void* p = scratch_free_[i];
+          scratch_free_.erase(scratch_free_.begin() + static_cast<std::ptrdiff_t>(i));
+          ++hits_;
+          return p;
+        }
+      ++misses_;
+      if (!scratch_free_.empty()) {
+        drop = scratch_free_.back();
+        scratch_free_.pop_back();
+      }
+      want = scratch_max_;
+    }
+    if (drop) system_free(drop);
+    try {
+      return system_alloc(want);
+    } catch (...) {
+      unref();
+      throw;
+    }
+  }
+
+  void put_scratch(void* data) override {
+    bool keep = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!orphaned_) {
+        scratch_free_.push_back(data);
+        keep = true;
+      }
+    }
+    if (!keep) system_free(data);
+    unref();
+  }
+
   // The owning Rep is gone: nothing will reuse the cache.
   void orphan() {
     std::multimap<size_t, void*> drop;
+    std::vector<void*> scratch;
     {
       std::lock_guard<std::mutex> lock(mu_);
       orphaned_ = true;
       drop.swap(free_);
+      scratch.swap(scratch_free_);
       cached_ = 0;
     }
     for (auto& [cap, p] : drop) system_free(p);
+    for (void* p : scratch) system_free(p);
     unref();
   }
 
@@ -117,6 +167,8 @@ class Arena final : public detail::BlockPool {
   std::atomic<size_t> refs_{1};  // the owner plus one per live block
   std::mutex mu_;
   std::multimap<size_t, void*> free_;  // capacity -> data
+  std::vector<void*> scratch_free_;    // free scratch blocks
+  size_t scratch_max_ = 0;             // the largest scratch request so far
   size_t cached_ = 0, live_ = 0, peak_ = 0, hits_ = 0, misses_ = 0;
   bool orphaned_ = false;
 };

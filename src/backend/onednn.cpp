@@ -160,7 +160,7 @@ at::Tensor OneDnnDeconv::Impl::execute(const Entry& entry, const at::Tensor& x,
   if (bc.defined())
     args.emplace(DNNL_ARG_BIAS, memory({{weight.size(1)}, kF32, Tag::x}, eng, bc.data_ptr()));
   if (e->scratch.get_size() > 0)
-    args.emplace(DNNL_ARG_SCRATCHPAD, scratch_memory(e->scratch, scratch_buf));
+    args.emplace(DNNL_ARG_SCRATCHPAD, scratchpad_memory(e->scratch, scratch_buf));
   dnnl::stream s(eng);
   if (src_buf.defined()) e->to_src.run(s, user_src, src);
   e->prim.execute(s, args);
@@ -350,7 +350,7 @@ at::Tensor OneDnnConv::Impl::execute(const Entry& e, const at::Tensor& x, const 
   }
   at::Tensor scratch_buf;
   if (e.scratch.get_size() > 0)
-    args.emplace(DNNL_ARG_SCRATCHPAD, scratch_memory(e.scratch, scratch_buf));
+    args.emplace(DNNL_ARG_SCRATCHPAD, scratchpad_memory(e.scratch, scratch_buf));
   dnnl::stream s(eng);
   e.prim.execute(s, args);
   s.wait();
@@ -482,7 +482,7 @@ at::Tensor OneDnnMatmul::run(const at::Tensor& a, const at::Tensor& c) const {
     args.emplace(DNNL_ARG_BIAS, memory(matrix(1, im.n, Tag::ab), eng, cc.data_ptr()));
   at::Tensor scratch_buf;
   if (e->scratch.get_size() > 0)
-    args.emplace(DNNL_ARG_SCRATCHPAD, scratch_memory(e->scratch, scratch_buf));
+    args.emplace(DNNL_ARG_SCRATCHPAD, scratchpad_memory(e->scratch, scratch_buf));
   dnnl::stream s(eng);
   e->prim.execute(s, args);
   s.wait();

@@ -98,6 +98,9 @@ class OneDnnBlockedConv {
   struct Params {
     std::vector<int64_t> strides, dilations, pads;  // per spatial dim; pads on both sides
     int64_t group = 1;
+    // Where the shape qualifies (winograd()), oneDNN's Winograd algorithm instead of the
+    // direct one: fewer products, rounds differently from LibTorch (docs/backend.md).
+    bool winograd = false;
   };
   // Null where it does not apply: a weight that is not a 4-D float tensor, a bad parameter.
   static std::shared_ptr<const OneDnnBlockedConv> make(const at::Tensor& weight, Params p);
@@ -107,7 +110,15 @@ class OneDnnBlockedConv {
   // where the call does not fit (dtype, channels, an empty tensor, an output size <= 0), for
   // ATen to run it.
   at::Tensor run(const at::Tensor& x, bool x_blocked, const at::Tensor& b, bool want_blocked) const;
+  // Whether run() takes the Winograd algorithm for X of these (logical, NCHW) sizes: allowed
+  // by Params, a 3x3 kernel, stride 1, no dilation, one group, at least 64 input and 16
+  // output channels, and enough work that the transforms pay (oneDNN may still decline a
+  // shape: then the direct algorithm runs). The caller skips ATen's backend choice for these.
+  bool winograd(at::IntArrayRef x) const;
+  // The part of that test that does not depend on X (Params::winograd aside).
+  static bool winograd_weight(const at::Tensor& weight, const Params& p);
   static uint64_t runs();
+  static uint64_t winograd_runs();  // convolutions run with oneDNN's Winograd algorithm
   ~OneDnnBlockedConv();
 
  private:

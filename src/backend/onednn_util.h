@@ -11,6 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ir/cpu_allocator.h"
+
 namespace tonnx::backend::dnn {
 
 using dnnl::memory;
@@ -38,6 +40,19 @@ inline memory scratch_memory(const memory::desc& md, at::Tensor& keep) {
   return memory(md, cpu_engine(), keep.data_ptr());
 }
 
+// A primitive's scratchpad for one call: from the run's arena's scratch blocks
+// (BlockPool::take_scratch) where a run is on, else as scratch_memory.
+inline memory scratchpad_memory(const memory::desc& md, at::Tensor& keep) {
+  const size_t n = md.get_size();
+  ::tonnx::detail::BlockPool* pool = ::tonnx::detail::thread_block_pool();
+  if (!pool || n < ::tonnx::detail::kMinPoolBytes) return scratch_memory(md, keep);
+  void* p = pool->take_scratch(n);
+  keep = at::from_blob(
+      p, {static_cast<int64_t>(n)}, [pool](void* q) { pool->put_scratch(q); },
+      at::TensorOptions(at::kByte));
+  return memory(md, cpu_engine(), p);
+}
+
 // Every primitive takes its scratch memory per call: oneDNN's library-managed scratchpad
 // may not be shared by threads, and one Rep may run on several at once.
 inline dnnl::primitive_attr user_scratchpad() {
@@ -59,7 +74,7 @@ struct Reorder {
   void run(dnnl::stream& s, const memory& from, const memory& to) const {
     at::Tensor keep;
     std::unordered_map<int, memory> args{{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
-    if (scratch.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, scratch_memory(scratch, keep));
+    if (scratch.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, scratchpad_memory(scratch, keep));
     prim.execute(s, args);
     s.wait();  // before `keep` goes
   }

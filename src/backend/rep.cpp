@@ -436,9 +436,10 @@ Rep prepare(ir::Model model, const std::string& device, const PrepareOptions& op
     fold_constants(g, opset, false);
     passes::fuse_for_cpu(g, opts.fold_batchnorm);
   }
-  build_plan(plan->graph, g, plan->model.opsets, {},
-             {opts.onednn_conv, opts.onednn_gemm && !opts.exact,
-              opts.blocked_layout && !opts.onednn_conv, opts.exact});
+  build_plan(
+      plan->graph, g, plan->model.opsets, {},
+      {opts.onednn_conv, opts.onednn_gemm && !opts.exact, opts.blocked_layout && !opts.onednn_conv,
+       opts.exact, opts.winograd && !opts.exact && !opts.onednn_conv});
   plan->graph.check_shapes = opts.check_input_shapes;
   if (opts.memory_arena) plan->arena = make_arena();
   if (opts.profile) {

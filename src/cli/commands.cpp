@@ -521,7 +521,10 @@ options:
                          results within ~1e-6 relative)
   --exact                LibTorch's kernels wherever the default takes a faster one that
                          rounds differently (--exact-gemm, a GEMM for a single row, ATen's
-                         native path for small batch-1 convolutions), as tonnx verify runs
+                         native path for small batch-1 convolutions, --no-winograd), as
+                         tonnx verify runs
+  --no-winograd          3x3 convolutions on oneDNN's direct algorithm, not Winograd's
+                         (off with --exact)
   --plain-layout         every activation in NCHW (default: oneDNN's blocked layout kept
                          between the convolutions of a chain; the same results)
   --no-optimize          no constant folding or fusions at prepare time
@@ -532,7 +535,7 @@ options:
   Spec spec{{"--test-data", "--output-dir", "--threads", "--repeat", "--rtol", "--atol",
              "--timeout", "--seed"},
             {"--profile", "--fold-batchnorm", "--onednn-conv", "--exact-gemm", "--exact",
-             "--no-optimize", "--random-inputs", "--plain-layout"},
+             "--no-winograd", "--no-optimize", "--random-inputs", "--plain-layout"},
             {"--input", "--dim"},
             {}};
   Args a = parse_args(argv, spec);
@@ -557,6 +560,7 @@ options:
   popt.onednn_conv = a.has("--onednn-conv");
   popt.onednn_gemm = !a.has("--exact-gemm");
   popt.exact = a.has("--exact");
+  popt.winograd = !a.has("--no-winograd");
   popt.blocked_layout = !a.has("--plain-layout");
   popt.optimize = !a.has("--no-optimize");
   Tolerance tol;

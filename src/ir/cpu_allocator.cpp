@@ -87,6 +87,8 @@ HugePageScope::HugePageScope() : prev_(tls_huge_pages) {
 }
 HugePageScope::~HugePageScope() { tls_huge_pages = prev_; }
 
+BlockPool* thread_block_pool() { return tls_pool; }
+
 BlockPool* set_thread_block_pool(BlockPool* pool) {
   install_cpu_allocator();
   BlockPool* prev = tls_pool;

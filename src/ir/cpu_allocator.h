@@ -25,7 +25,15 @@ class BlockPool {
   virtual ~BlockPool() = default;
   virtual void* take(size_t n) = 0;  // at least n bytes, 64-byte aligned; may throw
   virtual void put(void* data) = 0;  // a block take() returned, no longer used
+  // Scratch memory for the length of one call (a oneDNN primitive's scratchpad): at least n
+  // bytes, 64-byte aligned, possibly far more; back through put_scratch. Scratch sizes vary
+  // from node to node by tens of MB (Winograd's), which blocks kept per size would not serve.
+  virtual void* take_scratch(size_t n) { return take(n); }
+  virtual void put_scratch(void* data) { put(data); }
 };
+
+// The pool set on this thread (null: none).
+BlockPool* thread_block_pool();
 
 // Installs tonnx's allocator as LibTorch's CPU allocator (once per process; later calls do
 // nothing). The exporter installs it for its trace, the backend at its first prepare.

@@ -53,6 +53,7 @@ struct KernelChoices {
   bool onednn_gemm = false;     // MatMul/Gemm with a constant B may too (docs/backend.md)
   bool blocked_layout = false;  // activations may stay in oneDNN's nChw16c (kernels/blocked.h)
   bool exact = false;           // LibTorch's kernels where a faster one rounds differently
+  bool winograd = false;        // 3x3 stride-1 Conv may run Winograd (rounds differently)
 };
 
 struct KernelSpec {

@@ -140,8 +140,12 @@ const at::Tensor* constant_2d_weight(const KernelSpec& s, const ConvLike& c) {
 std::shared_ptr<const OneDnnBlockedConv> make_blocked_conv(const KernelSpec& s, const ConvLike& c,
                                                            int64_t group) {
   const at::Tensor* w = constant_2d_weight(s, c);
-  if ((!s.blocked_input(0) && !s.blocked_out) || !w) return nullptr;
-  OneDnnBlockedConv::Params p{c.strides, c.dilations, {0, 0}, group};
+  if (!w) return nullptr;
+  OneDnnBlockedConv::Params p{c.strides, c.dilations, {0, 0}, group, s.choices.winograd};
+  // Outside a blocked chain it runs the convolutions that may take Winograd (reading and
+  // writing NCHW there).
+  bool winograd = s.choices.winograd && OneDnnBlockedConv::winograd_weight(*w, p);
+  if (!s.blocked_input(0) && !s.blocked_out && !winograd) return nullptr;
   if (c.auto_pad == AutoPad::NotSet && !c.pads.empty()) {
     if (c.pads.size() != 4 || !symmetric(c.pads)) return nullptr;
     p.pads = {c.pads[0], c.pads[1]};
@@ -151,8 +155,9 @@ std::shared_ptr<const OneDnnBlockedConv> make_blocked_conv(const KernelSpec& s, 
   return OneDnnBlockedConv::make(*w, std::move(p));  // (it checks dtype and lengths)
 }
 
-// Runs `blocked` where the ordinary path runs this convolution on oneDNN (runs_on_onednn: the
-// same primitive, so the same results), else undefined for the ordinary path.
+// Runs `blocked` where it takes Winograd, or where the ordinary path runs this convolution on
+// oneDNN (runs_on_onednn: the same primitive, so the same results), else undefined for the
+// ordinary path.
 at::Tensor run_blocked_conv(const OneDnnBlockedConv& blocked, const ConvLike& c, int64_t group,
                             const at::Tensor& x, bool x_blocked, const at::Tensor& w,
                             const at::Tensor& b, bool want_blocked, bool exact) {
@@ -167,7 +172,8 @@ at::Tensor run_blocked_conv(const OneDnnBlockedConv& blocked, const ConvLike& c,
   if (c.auto_pad == AutoPad::NotSet && c.pads.size() == 4) pads = {c.pads[0], c.pads[1]};
   // ATen's backend choice reads sizes, dtype and device only: an unfilled stand-in will do.
   at::Tensor standin = x_blocked ? at::empty(xs, x.options()) : x;
-  if (!runs_on_onednn(standin, w, b, c.stride_vec(2), pads, c.dilation_vec(2), group, exact))
+  if (!blocked.winograd(xs) &&
+      !runs_on_onednn(standin, w, b, c.stride_vec(2), pads, c.dilation_vec(2), group, exact))
     return {};
   return blocked.run(x.contiguous(), x_blocked, b, want_blocked);
 }

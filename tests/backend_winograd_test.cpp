@@ -1,0 +1,221 @@
+// 3x3 stride-1 convolutions on oneDNN's Winograd algorithm (PrepareOptions::winograd): the
+// oracle is the convolution computed in double precision. Winograd's results must be as close
+// to it as LibTorch's own float convolution is (within a small factor) and within the tests'
+// tolerance of LibTorch's; non-finite values must come out exactly where the direct
+// convolution puts them; `exact` and `winograd = false` must keep ATen's results bit for bit;
+// the blocked layout must not change a bit of it.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "backend/arena.h"
+#include "backend/onednn.h"
+#include "graph_builder.h"
+#include "tonnx/backend.h"
+#include "tonnx/proto.h"
+
+namespace {
+
+namespace ir = tonnx::ir;
+using tonnx::backend::OneDnnBlockedConv;
+using tonnx::test::GraphBuilder;
+
+// oneDNN 2.6 implements Winograd on AVX-512 only; elsewhere the direct algorithm runs.
+bool cpu_has_winograd() {
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+}
+
+ir::AttrValue ints(ir::Ints v) { return ir::AttrValue(std::move(v)); }
+
+struct Case {
+  std::vector<int64_t> x;  // N, C, H, W
+  int64_t out_channels, pad;
+  bool bias;
+};
+
+onnx::ModelProto conv_model(const at::Tensor& w, const at::Tensor& b, int64_t pad,
+                            int64_t stride = 1) {
+  GraphBuilder g;
+  std::vector<ir::Value*> in{g.in("x"), g.init("w", w)};
+  if (b.defined()) in.push_back(g.init("b", b));
+  g.out(
+      g.op("Conv", in, {{"pads", ints({pad, pad, pad, pad})}, {"strides", ints({stride, stride})}}),
+      "y");
+  return tonnx::model_to_proto(g.m);
+}
+
+at::Tensor run(const onnx::ModelProto& p, const at::Tensor& x,
+               tonnx::backend::PrepareOptions o = {}) {
+  return tonnx::backend::prepare(p, "CPU", o).run({x}).at(0);
+}
+
+double rms(const at::Tensor& a) { return a.to(at::kDouble).pow(2).mean().sqrt().item<double>(); }
+
+TEST(BackendWinograd, AsCloseToTheExactResultAsLibTorch) {
+  torch::manual_seed(11);
+  int prev = at::get_num_threads();
+  for (const Case& c : {Case{{1, 64, 28, 28}, 64, 1, true}, Case{{2, 64, 13, 13}, 128, 1, true},
+                        Case{{1, 96, 9, 20}, 32, 1, false}, Case{{1, 128, 16, 16}, 48, 0, true},
+                        Case{{1, 256, 7, 7}, 256, 1, true}}) {
+    int64_t ic = c.x[1];
+    // Post-Relu activations and kaiming-scaled weights, as in the zoo's conv nets.
+    at::Tensor x = torch::randn(c.x).relu();
+    at::Tensor w = torch::randn({c.out_channels, ic, 3, 3}) * std::sqrt(2.0 / (9.0 * ic));
+    at::Tensor b = c.bias ? torch::randn({c.out_channels}) * 0.1 : at::Tensor();
+    at::Tensor exact = at::conv2d(x.to(at::kDouble), w.to(at::kDouble),
+                                  c.bias ? b.to(at::kDouble) : at::Tensor(), 1, c.pad);
+    at::Tensor libtorch = at::conv2d(x, w, b, 1, c.pad);
+    onnx::ModelProto p = conv_model(w, b, c.pad);
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(c10::str("x ", at::IntArrayRef(c.x), " out ", c.out_channels, " pad ", c.pad,
+                            " threads ", threads));
+      at::set_num_threads(threads);
+      uint64_t before = OneDnnBlockedConv::winograd_runs();
+      at::Tensor got = run(p, x);
+      if (cpu_has_winograd()) {
+        EXPECT_EQ(OneDnnBlockedConv::winograd_runs() - before, 1u);
+      }
+      ASSERT_EQ(got.sizes(), libtorch.sizes());
+      // Twice LibTorch's error, or 1e-6 of the output's RMS where LibTorch's sums are short
+      // (64 input channels: about 1.4e-7, F(4x4, 3x3) tiles about 6e-7).
+      double err = rms(got - exact), ref = rms(libtorch - exact);
+      EXPECT_LE(err, std::max(2 * ref, 1e-6 * rms(exact)))
+          << "Winograd's rms error " << err << ", LibTorch's " << ref;
+      tonnx::test::expect_close(got, libtorch, 1e-3, 1e-5);  // the zoo tests' tolerance
+    }
+  }
+  at::set_num_threads(prev);
+}
+
+TEST(BackendWinograd, NonFiniteValuesComeOutWhereTheDirectConvolutionPutsThem) {
+  torch::manual_seed(12);
+  at::Tensor w = torch::randn({64, 64, 3, 3}) * 0.05, b = torch::randn({64});
+  onnx::ModelProto p = conv_model(w, b, 1);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int variant = 0; variant < 3; ++variant) {
+    SCOPED_TRACE("variant " + std::to_string(variant));
+    at::Tensor x = torch::randn({1, 64, 28, 28});
+    if (variant == 0) x[0][3][10][10] = std::nanf("");
+    if (variant == 1) x[0][7][0][27] = inf;
+    if (variant == 2) {  // both signs: NaN where they meet, +-inf around
+      x[0][1][5][5] = inf;
+      x[0][2][5][7] = -inf;
+    }
+    uint64_t before = OneDnnBlockedConv::winograd_runs();
+    at::Tensor got = run(p, x);
+    if (cpu_has_winograd()) {
+      EXPECT_EQ(OneDnnBlockedConv::winograd_runs() - before, 1u);
+    }
+    // ATen picks oneDNN for this shape: the direct primitive, bit for bit.
+    at::Tensor direct = at::mkldnn_convolution(x, w, b, {1, 1}, {1, 1}, {1, 1}, 1);
+    EXPECT_TRUE(at::allclose(got, direct, 0, 0, /*equal_nan=*/true));
+    // The non-finite outputs lie in the 3x3 neighbourhoods of the non-finite inputs only.
+    int64_t bad = (~at::isfinite(got)).sum().item<int64_t>();
+    EXPECT_EQ(bad, (~at::isfinite(at::conv2d(x, w, b, 1, 1))).sum().item<int64_t>());
+    EXPECT_LE(bad, (variant == 2 ? 2 : 1) * 9 * 64);
+  }
+}
+
+TEST(BackendWinograd, ExactAndOffKeepTheDirectAlgorithm) {
+  torch::manual_seed(13);
+  at::Tensor w = torch::randn({64, 64, 3, 3}) * 0.05, b = torch::randn({64});
+  at::Tensor x = torch::randn({1, 64, 28, 28});
+  onnx::ModelProto p = conv_model(w, b, 1);
+  tonnx::backend::PrepareOptions exact, off;
+  exact.exact = true;
+  off.winograd = false;
+  uint64_t before = OneDnnBlockedConv::winograd_runs();
+  EXPECT_TRUE(at::equal(run(p, x, exact), at::conv2d(x, w, b, 1, 1)));
+  EXPECT_TRUE(
+      at::equal(run(p, x, off), at::mkldnn_convolution(x, w, b, {1, 1}, {1, 1}, {1, 1}, 1)));
+  // Not a Winograd shape: stride 2, and too few input channels.
+  EXPECT_TRUE(at::equal(run(conv_model(w, b, 1, 2), x),
+                        at::mkldnn_convolution(x, w, b, {1, 1}, {2, 2}, {1, 1}, 1)));
+  at::Tensor w32 = torch::randn({64, 32, 3, 3}) * 0.05, x32 = torch::randn({1, 32, 56, 56});
+  EXPECT_TRUE(at::equal(run(conv_model(w32, b, 1), x32),
+                        at::mkldnn_convolution(x32, w32, b, {1, 1}, {1, 1}, {1, 1}, 1)));
+  EXPECT_EQ(OneDnnBlockedConv::winograd_runs(), before);
+}
+
+// conv -> Relu -> conv -> Add(residual) -> Relu -> MaxPool -> conv: the blocked layout
+// (the default) against every activation in NCHW, with and without fusions.
+TEST(BackendWinograd, TheBlockedLayoutGivesTheNchwResultsBitForBit) {
+  torch::manual_seed(14);
+  GraphBuilder g;
+  auto conv = [&](ir::Value* v, int64_t ci, int64_t co) {
+    std::string n = "w" + std::to_string(g.count);
+    return g.op("Conv",
+                {v, g.init(n, torch::randn({co, ci, 3, 3}) * std::sqrt(2.0 / (9.0 * ci))),
+                 g.init(n + "b", torch::randn({co}) * 0.1)},
+                {{"pads", ints({1, 1, 1, 1})}});
+  };
+  ir::Value* x = g.in("x");
+  ir::Value* r = g.op("Relu", {conv(x, 64, 64)});
+  ir::Value* y = g.op("Relu", {g.op("Add", {conv(r, 64, 64), x})});
+  ir::Value* pooled =
+      g.op("MaxPool", {y}, {{"kernel_shape", ints({2, 2})}, {"strides", ints({2, 2})}});
+  g.out(conv(pooled, 64, 128), "y");
+  onnx::ModelProto p = tonnx::model_to_proto(g.m);
+  for (bool optimize : {true, false}) {
+    tonnx::backend::PrepareOptions blocked, plain;
+    blocked.optimize = plain.optimize = optimize;
+    plain.blocked_layout = false;
+    for (auto shape : {std::vector<int64_t>{1, 64, 32, 32}, {2, 64, 19, 23}}) {
+      SCOPED_TRACE(c10::str("optimize ", optimize, " shape ", at::IntArrayRef(shape)));
+      at::Tensor in = torch::randn(shape);
+      uint64_t before = OneDnnBlockedConv::winograd_runs();
+      at::Tensor a = run(p, in, blocked), b = run(p, in, plain);
+      if (cpu_has_winograd()) {
+        EXPECT_EQ(OneDnnBlockedConv::winograd_runs() - before, 6u);
+      }
+      ASSERT_EQ(a.sizes(), b.sizes());
+      EXPECT_EQ(std::memcmp(a.data_ptr(), b.data_ptr(), a.numel() * sizeof(float)), 0);
+    }
+  }
+}
+
+// Winograd's scratchpads run to tens of MB and differ from layer to layer (VGG-16: 7 to 51
+// MB); blocks kept per size churned, and every run faulted them in anew (one layer took 135
+// ms instead of 11). Scratch blocks serve any smaller request, one per call at once.
+TEST(BackendArena, ScratchBlocksServeEveryLaterSize) {
+  auto arena = tonnx::backend::make_arena();
+  tonnx::detail::BlockPool* pool = nullptr;
+  void* outlives = nullptr;
+  {
+    tonnx::backend::ArenaScope scope(arena.get());
+    pool = tonnx::detail::thread_block_pool();
+    ASSERT_NE(pool, nullptr);
+    auto one_run = [&] {
+      for (size_t mb : {4, 1, 6, 2}) {
+        void* p = pool->take_scratch(mb << 20);
+        std::memset(p, 1, mb << 20);  // all of it is usable (ASan checks)
+        pool->put_scratch(p);
+      }
+    };
+    one_run();
+    auto first = tonnx::backend::arena_stats(*arena);
+    EXPECT_EQ(first.misses, 2u);  // 4 MB, then 6 MB (the 4 MB block dropped)
+    for (int i = 0; i < 3; ++i) one_run();
+    auto st = tonnx::backend::arena_stats(*arena);
+    EXPECT_EQ(st.misses, first.misses);
+    EXPECT_EQ(st.hits, first.hits + 12);
+    // Two at once (two runs of one Rep on two threads): two blocks, each served later.
+    void* a = pool->take_scratch(3 << 20);
+    void* b = pool->take_scratch(5 << 20);
+    EXPECT_NE(a, b);
+    std::memset(b, 2, 5 << 20);
+    pool->put_scratch(a);
+    pool->put_scratch(b);
+    outlives = pool->take_scratch(1 << 20);
+  }
+  arena.reset();                // the Rep is gone ...
+  pool->put_scratch(outlives);  // ... and a block comes back late: freed, not cached
+}
+
+}  // namespace
