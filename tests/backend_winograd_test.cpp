@@ -60,9 +60,11 @@ double rms(const at::Tensor& a) { return a.to(at::kDouble).pow(2).mean().sqrt().
 TEST(BackendWinograd, AsCloseToTheExactResultAsLibTorch) {
   torch::manual_seed(11);
   int prev = at::get_num_threads();
-  for (const Case& c : {Case{{1, 64, 28, 28}, 64, 1, true}, Case{{2, 64, 13, 13}, 128, 1, true},
-                        Case{{1, 96, 9, 20}, 32, 1, false}, Case{{1, 128, 16, 16}, 48, 0, true},
-                        Case{{1, 256, 7, 7}, 256, 1, true}}) {
+  int ran = 0;  // cases run on Winograd (oneDNN offers its F(2x2) kernel for some shapes only)
+  for (const Case& c : {Case{{1, 64, 56, 56}, 64, 1, true}, Case{{1, 256, 14, 14}, 256, 1, true},
+                        Case{{1, 512, 7, 7}, 512, 1, false}, Case{{1, 192, 13, 13}, 384, 1, true},
+                        Case{{2, 64, 13, 13}, 128, 1, true}, Case{{1, 96, 9, 20}, 32, 1, false},
+                        Case{{1, 128, 16, 16}, 48, 0, true}}) {
     int64_t ic = c.x[1];
     // Post-Relu activations and kaiming-scaled weights, as in the zoo's conv nets.
     at::Tensor x = torch::randn(c.x).relu();
@@ -78,17 +80,19 @@ TEST(BackendWinograd, AsCloseToTheExactResultAsLibTorch) {
       at::set_num_threads(threads);
       uint64_t before = OneDnnBlockedConv::winograd_runs();
       at::Tensor got = run(p, x);
-      if (cpu_has_winograd()) {
-        EXPECT_EQ(OneDnnBlockedConv::winograd_runs() - before, 1u);
-      }
+      ran += OneDnnBlockedConv::winograd_runs() > before;
       ASSERT_EQ(got.sizes(), libtorch.sizes());
-      // Twice LibTorch's error, or 1e-6 of the output's RMS where LibTorch's sums are short
-      // (64 input channels: about 1.4e-7, F(4x4, 3x3) tiles about 6e-7).
+      // Twice LibTorch's error, or 1e-6 of the output's RMS (8 float ulps) where LibTorch's
+      // is smaller still (measured: F(2x2, 3x3) 5.2e-7 on 512@7 of RMS 0.91, LibTorch's
+      // oneDNN kernel 1.6e-7; the zoo models' outputs are the criterion that matters).
       double err = rms(got - exact), ref = rms(libtorch - exact);
       EXPECT_LE(err, std::max(2 * ref, 1e-6 * rms(exact)))
           << "Winograd's rms error " << err << ", LibTorch's " << ref;
       tonnx::test::expect_close(got, libtorch, 1e-3, 1e-5);  // the zoo tests' tolerance
     }
+  }
+  if (cpu_has_winograd()) {
+    EXPECT_GE(ran, 6) << "of 14";
   }
   at::set_num_threads(prev);
 }
@@ -166,13 +170,13 @@ TEST(BackendWinograd, TheBlockedLayoutGivesTheNchwResultsBitForBit) {
     tonnx::backend::PrepareOptions blocked, plain;
     blocked.optimize = plain.optimize = optimize;
     plain.blocked_layout = false;
-    for (auto shape : {std::vector<int64_t>{1, 64, 32, 32}, {2, 64, 19, 23}}) {
+    for (auto shape : {std::vector<int64_t>{1, 64, 56, 56}, {2, 64, 19, 23}}) {
       SCOPED_TRACE(c10::str("optimize ", optimize, " shape ", at::IntArrayRef(shape)));
       at::Tensor in = torch::randn(shape);
       uint64_t before = OneDnnBlockedConv::winograd_runs();
       at::Tensor a = run(p, in, blocked), b = run(p, in, plain);
-      if (cpu_has_winograd()) {
-        EXPECT_EQ(OneDnnBlockedConv::winograd_runs() - before, 6u);
+      if (cpu_has_winograd() && shape[2] == 56) {  // ResNet's 64@56: F(2x2) is offered
+        EXPECT_GE(OneDnnBlockedConv::winograd_runs() - before, 4u);
       }
       ASSERT_EQ(a.sizes(), b.sizes());
       EXPECT_EQ(std::memcmp(a.data_ptr(), b.data_ptr(), a.numel() * sizeof(float)), 0);
