@@ -110,11 +110,13 @@ class OneDnnBlockedConv {
   // where the call does not fit (dtype, channels, an empty tensor, an output size <= 0), for
   // ATen to run it.
   at::Tensor run(const at::Tensor& x, bool x_blocked, const at::Tensor& b, bool want_blocked) const;
-  // Whether run() takes the Winograd algorithm for X of these (logical, NCHW) sizes: allowed
-  // by Params, a 3x3 kernel, stride 1, no dilation, one group, at least 64 input and 16
-  // output channels, and enough work that the transforms pay (oneDNN may still decline a
-  // shape: then the direct algorithm runs). The caller skips ATen's backend choice for these.
-  bool winograd(at::IntArrayRef x) const;
+  // Whether run() takes the Winograd algorithm for X of these (logical, NCHW) sizes, with a
+  // bias or not: allowed by Params, a 3x3 kernel, stride 1, no dilation, one group, at least
+  // 64 input and 16 output channels, enough work that the transforms pay, and oneDNN offers
+  // its F(2x2) kernel for the shape (the primitive is built here on first asking). The caller
+  // skips ATen's backend choice for these only: where oneDNN declines, the direct algorithm
+  // runs where ATen would run oneDNN, as for any other shape.
+  bool winograd(at::IntArrayRef x, bool bias) const;
   // The part of that test that does not depend on X (Params::winograd aside).
   static bool winograd_weight(const at::Tensor& weight, const Params& p);
   static uint64_t runs();

@@ -159,7 +159,12 @@ uint64_t OneDnnBlockedConv::runs() { return g_runs.load(); }
 
 uint64_t OneDnnBlockedConv::winograd_runs() { return g_winograd_runs.load(); }
 
-bool OneDnnBlockedConv::winograd(at::IntArrayRef x) const { return impl_->winograd_shape(x); }
+bool OneDnnBlockedConv::winograd(at::IntArrayRef x, bool bias) const {
+  if (!impl_->winograd_shape(x)) return false;
+  std::vector<int64_t> xs = x.vec();
+  auto e = impl_->cache.get({xs, bias, false}, [&] { return impl_->build(xs, bias, false); });
+  return e && e->winograd;
+}
 
 // Measured on Zen 5 against the direct algorithm (docs/backend.md, "Winograd"): 2-2.5x faster
 // on 3x3 layers with 64 or more input channels, slower on Inception v3's 32-channel stem

@@ -172,7 +172,7 @@ at::Tensor run_blocked_conv(const OneDnnBlockedConv& blocked, const ConvLike& c,
   if (c.auto_pad == AutoPad::NotSet && c.pads.size() == 4) pads = {c.pads[0], c.pads[1]};
   // ATen's backend choice reads sizes, dtype and device only: an unfilled stand-in will do.
   at::Tensor standin = x_blocked ? at::empty(xs, x.options()) : x;
-  if (!blocked.winograd(xs) &&
+  if (!blocked.winograd(xs, b.defined()) &&
       !runs_on_onednn(standin, w, b, c.stride_vec(2), pads, c.dilation_vec(2), group, exact))
     return {};
   return blocked.run(x.contiguous(), x_blocked, b, want_blocked);
