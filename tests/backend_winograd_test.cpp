@@ -222,4 +222,46 @@ TEST(BackendArena, ScratchBlocksServeEveryLaterSize) {
   pool->put_scratch(outlives);  // ... and a block comes back late: freed, not cached
 }
 
+TEST(BackendArena, BlocksARunLeftUntakenGoBackAtTheNextRun) {
+  auto arena = tonnx::backend::make_arena();
+  auto run = [&](std::vector<int64_t> elems) {  // one run: a scope, each tensor made and freed
+    tonnx::backend::ArenaScope scope(arena.get());
+    for (int64_t n : elems) at::empty({n});
+  };
+  constexpr int64_t kBig = 1 << 18, kSmall = 1 << 16;  // 1 MiB, 256 KiB: neither serves both
+  run({kBig, kSmall});
+  EXPECT_EQ(tonnx::backend::arena_stats(*arena).cached_bytes, 4u * (kBig + kSmall));
+  // The same sizes, run after run: served from the cache, nothing dropped.
+  for (int i = 0; i < 3; ++i) run({kBig, kSmall});
+  auto st = tonnx::backend::arena_stats(*arena);
+  EXPECT_EQ(st.misses, 2u);
+  EXPECT_EQ(st.cached_bytes, 4u * (kBig + kSmall));
+  // The model stops asking for 1 MiB: one run leaves that block untaken, and it goes back to
+  // the system when the run after starts.
+  run({kSmall});
+  EXPECT_EQ(tonnx::backend::arena_stats(*arena).cached_bytes, 4u * (kBig + kSmall));
+  run({kSmall});
+  st = tonnx::backend::arena_stats(*arena);
+  EXPECT_EQ(st.cached_bytes, 4u * kSmall);
+  EXPECT_EQ(st.misses, 2u);
+}
+
+TEST(BackendArena, ARunThatNeverRepeatsASizeIsCapped) {
+  // A Loop growing a tensor: every request a little larger than any block cached, so none
+  // is served, and what the cache keeps stops at 4x the peak plus 64 MiB.
+  auto arena = tonnx::backend::make_arena();
+  tonnx::backend::ArenaScope scope(arena.get());
+  size_t total = 0;  // bytes asked for, about 220 MiB
+  for (int64_t i = 0; i < 200; ++i) {
+    int64_t n = (int64_t{1} << 18) + i * 1024;
+    at::empty({n});
+    total += 4 * static_cast<size_t>(n);
+  }
+  auto st = tonnx::backend::arena_stats(*arena);
+  EXPECT_EQ(st.misses, 200u);
+  EXPECT_GT(st.cached_bytes, 0u);
+  EXPECT_LE(st.cached_bytes, 4 * st.peak_live_bytes + (size_t{64} << 20));
+  EXPECT_LT(st.cached_bytes, total);
+}
+
 }  // namespace
