@@ -19,6 +19,8 @@ constexpr uint64_t kMagic = 0x746f6e6e78617265ULL;  // "tonnxare"
 // What the cache may hold: kCapPeaks times the peak of live bytes, plus kCapSlackBytes.
 constexpr size_t kCapPeaks = 4;
 constexpr size_t kCapSlackBytes = size_t{64} << 20;
+// A cached block that this many runs in a row left untaken goes back to the system.
+constexpr uint64_t kKeepRuns = 8;
 
 struct Header {
   size_t capacity;  // usable bytes after the header
@@ -84,8 +86,9 @@ class Arena final : public detail::BlockPool {
   // twice the peak missed on Inception v3 about 150 times a run, each a block faulted in
   // anew at 12 us per 4 KiB page on this project's machine: its 80 -> 192 convolution took
   // 6.8 ms or 18 ms by the run. So the cap is 4x the peak plus 64 MiB, against a single run
-  // that never repeats its sizes (a Loop that grows a tensor), and what a whole run left
-  // unused goes back to the system at the next run's start (begin_run): sizes that changed.
+  // that never repeats its sizes (a Loop that grows a tensor), and what kKeepRuns runs in a
+  // row left untaken goes back to the system at the next run's start (begin_run): sizes the
+  // model stopped asking for, while a few input shapes taking turns keep their blocks.
   void put(void* data) override {
     Header* h = header_of(data);
     size_t cap = h->capacity;
@@ -150,15 +153,15 @@ class Arena final : public detail::BlockPool {
     unref();
   }
 
-  // A run starts: the cached blocks that no request took, and that went back before the
-  // previous run started, serve sizes the model no longer asks for: freed.
+  // A run starts: the cached blocks that went back before the last kKeepRuns runs started,
+  // and that none of those runs took, serve sizes the model no longer asks for: freed.
   void begin_run() {
     std::vector<void*> drop;
     {
       std::lock_guard<std::mutex> lock(mu_);
       ++runs_;
       for (auto it = free_.begin(); it != free_.end();) {
-        if (header_of(it->second)->run + 1 < runs_) {
+        if (header_of(it->second)->run + kKeepRuns < runs_) {
           drop.push_back(it->second);
           cached_ -= it->first;
           it = free_.erase(it);

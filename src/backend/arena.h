@@ -7,8 +7,8 @@
 // allocations of at least detail::kMinPoolBytes made on that thread are served from the arena's
 // free blocks and go back to it when their tensor dies, whichever thread frees it (a
 // returned output may outlive the Rep; the block holds a reference to its arena). Other
-// allocations are LibTorch's own. The arena caches what the model's runs reuse: blocks a
-// whole run left untaken go back to the system when the next run starts, and the cache never
+// allocations are LibTorch's own. The arena caches what the model's runs reuse: blocks 8
+// runs in a row left untaken go back to the system when the next run starts, and the cache never
 // holds more than 4x the peak of live bytes plus 64 MiB (arena.cpp says why).
 #pragma once
 
@@ -33,7 +33,7 @@ struct ArenaStats {
 ArenaStats arena_stats(const Arena& a);
 
 // Routes this thread's allocations to `a` for the scope's lifetime (null: no arena). Each
-// scope is one run of the model: its start frees the cached blocks the previous run left
+// scope is one run of the model: its start frees the cached blocks the last 8 runs left
 // untaken.
 class ArenaScope {
  public:
