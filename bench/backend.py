@@ -3,16 +3,19 @@
 For each zoo model: export with tonnx (batch 1 where the zoo default is larger), then the
 median of --repeat runs after a warm-up, and prepare time, at 1 and 2 threads and at all
 cores (when there are more than 2), in one run:
-    /usr/bin/python3 bench/backend.py [build-dir] [model ...]
+    /usr/bin/python3 bench/backend.py [build-dir] [--onednn-conv] [model ...]
 Prints ratios tonnx/eager and tonnx/ORT, and per thread count the geometric mean of tonnx/ORT
 and the worst model (issue 16's goals: geomean <= 0.9, no model above 1.0), also with
 --onednn-conv on the models that have Conv.
 The machine this project runs on is shared and noisy (one runtime's median moved by 60%
 between two runs of this script), and noise only ever adds time. So tonnx and ONNX Runtime
 take turns, ROUNDS times, each a process with --repeat runs, and each side's time is the
-lowest of its medians: a burst of noise then hits both sides alike or neither.
-The `dnn_ms` column is tonnx with `--onednn-conv` (Conv on oneDNN in channels-last layout,
-opt-in because it rounds differently from LibTorch); `-` for models without Conv.
+lowest of its medians: a burst of noise then hits both sides alike or neither. Each process
+times at least --repeat 10 runs and about 1.5 s of them (the count from LibTorch eager's time,
+the same for both sides): ten runs of a 2 ms model were too few to rise above the noise.
+With --onednn-conv, the `dnn_ms` column is tonnx with `--onednn-conv` (Conv on oneDNN in
+channels-last layout, opt-in because it rounds differently from LibTorch); `-` for models
+without Conv, and for all without the flag.
 For the transformers, torch.onnx 1.13 also exports the Python twin (bench/torch_export.py) and
 both runtimes run that file too: `ort_torch_ms` and `tonnx_torch_ms`.
 """
@@ -56,11 +59,13 @@ def geomean(xs):
 
 
 def main():
-    build = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build")
-    names = sys.argv[2:] or DEFAULT
+    args = sys.argv[1:]
+    with_dnn = "--onednn-conv" in args
+    args = [a for a in args if a != "--onednn-conv"]
+    build = args[0] if args else os.path.join(ROOT, "build")
+    names = args[1:] or DEFAULT
     tonnx = os.path.join(build, "tonnx")
     tmp = tempfile.mkdtemp(prefix="tonnx_bench_backend_")
-    repeat = "10"
     thread_counts = ["1", "2"] + ([str(os.cpu_count())] if (os.cpu_count() or 1) > 2 else [])
     ratios = {t: {} for t in thread_counts}
     dnn_ratios = {t: {} for t in thread_counts}  # --onednn-conv where the model has Conv
@@ -78,18 +83,19 @@ def main():
             run(["/usr/bin/python3", os.path.join(ROOT, "bench", "torch_export.py"), name, TORCH_TWIN[name], tpath,
                  "--test-data", tdata])
         for threads in thread_counts:
-            eager_cmd = [os.path.join(build, "bench_eager"), name, "--threads", threads, "--repeat", repeat]
+            eager_cmd = [os.path.join(build, "bench_eager"), name, "--threads", threads, "--repeat", "10"]
             if name in BATCH1:
                 eager_cmd += ["--input-shape", BATCH1[name]]
             eager = num(r"eager_median_ms=([0-9.]+)", run(eager_cmd))
+            repeat = str(max(10, min(300, math.ceil(1500 / max(eager, 1e-3)))))
             tcmd = [tonnx, "run", path, "--test-data", data, "--repeat", repeat, "--threads", threads] + TOL
             ort = ["node", os.path.join(ROOT, "tools", "ort_run.js")]
             tm = om = prep = oprep = math.inf
-            dnn = math.inf if name in HAS_CONV else 0
+            dnn = math.inf if with_dnn and name in HAS_CONV else 0
             for _ in range(ROUNDS):  # turns, each side's lowest median (see the top)
                 t = run(tcmd)
                 tm, prep = min(tm, num(r"median_ms=([0-9.]+)", t)), min(prep, num(r"prepare_ms=([0-9.e-]+)", t))
-                if name in HAS_CONV:
+                if dnn:
                     dnn = lowest(dnn, tcmd + ["--onednn-conv"], r"median_ms=([0-9.]+)")
                 o = run(ort + [path, "--test-data", data, "--repeat", repeat, "--threads", threads] + TOL)
                 om = min(om, num(r"ort_median_ms=([0-9.]+)", o))
@@ -117,6 +123,8 @@ def main():
         worst = max(rs, key=rs.get)
         print(f"threads={threads}: geomean tonnx/ort {geomean(rs.values()):.3f} over {len(rs)} models; "
               f"worst {worst} {rs[worst]:.2f}")
+        if not with_dnn:
+            continue
         ds = dnn_ratios[threads]
         dworst = max(ds, key=ds.get)
         print(f"threads={threads}: with --onednn-conv on the conv nets: geomean {geomean(ds.values()):.3f}; "

@@ -27,7 +27,7 @@ bool same_bits(const at::Tensor& a, const at::Tensor& b) {
          at::equal(a.contiguous().view(at::kInt), b.contiguous().view(at::kInt));
 }
 
-at::Tensor awkward(std::vector<int64_t> sizes) {
+at::Tensor awkward_bn(std::vector<int64_t> sizes) {
   at::Tensor x = torch::randn(sizes) * torch::exp(torch::randn(sizes) * 3);
   if (x.numel() >= 12) {
     at::Tensor f = x.view(-1);
@@ -56,7 +56,7 @@ TEST(BackendBatchNorm, OnePassIsAtenBitForBit) {
     tonnx::backend::BatchNormTerms t =
         tonnx::backend::batchnorm_terms(st.s, st.b, st.m, st.v, 1e-3);
     ASSERT_TRUE(t.defined());
-    at::Tensor x = awkward(sz);
+    at::Tensor x = awkward_bn(sz);
     for (bool cl : {false, true}) {
       if (cl && sz.size() != 4) continue;
       at::Tensor xi = cl ? x.contiguous(at::MemoryFormat::ChannelsLast) : x;
@@ -117,9 +117,9 @@ TEST(BackendBatchNorm, FusedWithTheReluAfterIt) {
       o.profile = true;
       o.num_threads = threads;
       Rep rep = tonnx::backend::prepare(proto, "CPU", o);
-      for (at::Tensor in : {awkward({2, 6, 9, 11}),
-                            awkward({1, 6, 30, 30}).contiguous(at::MemoryFormat::ChannelsLast),
-                            awkward({3, 6}), torch::randn({0, 6, 2, 2})}) {
+      for (at::Tensor in : {awkward_bn({2, 6, 9, 11}),
+                            awkward_bn({1, 6, 30, 30}).contiguous(at::MemoryFormat::ChannelsLast),
+                            awkward_bn({3, 6}), torch::randn({0, 6, 2, 2})}) {
         at::Tensor got = rep.run({in})[0], want = ref.run({in})[0];
         EXPECT_TRUE(same_bits(got, want)) << act << " " << in.sizes();
       }
@@ -157,7 +157,7 @@ TEST(BackendBatchNorm, RunTimeStatisticsAndInsideFusedConv) {
   fast.profile = true;
   Rep ref = tonnx::backend::prepare(proto, "CPU", plain);
   Rep rep = tonnx::backend::prepare(proto, "CPU", fast);
-  at::Tensor in = awkward({2, 4, 7, 9});
+  at::Tensor in = awkward_bn({2, 4, 7, 9});
   std::vector<at::Tensor> got = rep.run({in, st.s}), want = ref.run({in, st.s});
   EXPECT_TRUE(same_bits(got[0], want[0]));
   EXPECT_TRUE(same_bits(got[1], want[1]));
@@ -212,7 +212,7 @@ TEST(BackendBatchNorm, FusedWithTheConcatBeforeIt) {
       o.num_threads = threads;
       Rep rep = tonnx::backend::prepare(proto, "CPU", o);
       std::vector<at::Tensor> in;
-      for (const auto& sh : c.shapes) in.push_back(awkward(sh));
+      for (const auto& sh : c.shapes) in.push_back(awkward_bn(sh));
       if (c.runtime_scale) in.push_back(st.s);
       SCOPED_TRACE(::testing::Message() << "axis " << c.axis << " act '" << c.act << "' "
                                         << in[0].sizes() << " threads " << threads);
@@ -224,10 +224,10 @@ TEST(BackendBatchNorm, FusedWithTheConcatBeforeIt) {
       // Inputs that disagree off the axis, or channels that disagree with the statistics:
       // what the unfused graph does (an error where it has one), not a read past an input.
       std::vector<at::Tensor> bad = in;
-      bad[0] = awkward({c.shapes[0][0] + 1, c.shapes[0][1], 3});
+      bad[0] = awkward_bn({c.shapes[0][0] + 1, c.shapes[0][1], 3});
       std::vector<int64_t> more = c.shapes[0];
       more[1] += 1;
-      for (const at::Tensor& odd : {bad[0], awkward(more)}) {
+      for (const at::Tensor& odd : {bad[0], awkward_bn(more)}) {
         bad[0] = odd;
         bool ref_threw = false;
         at::Tensor want;

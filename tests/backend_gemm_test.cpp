@@ -350,7 +350,7 @@ struct ThreadCount {
 };
 
 // Bit for bit, also telling +0 from -0 and NaN payloads apart.
-bool same_bits(const at::Tensor& a, const at::Tensor& b) {
+bool bits_equal(const at::Tensor& a, const at::Tensor& b) {
   if (a.sizes() != b.sizes() || a.scalar_type() != b.scalar_type()) return false;
   at::Tensor x = a.contiguous(), y = b.contiguous();
   return std::memcmp(x.data_ptr(), y.data_ptr(), x.numel() * x.element_size()) == 0;
@@ -491,7 +491,7 @@ TEST(BatchedMatMul, OverTheThreadsIsAtenMatmulBitForBit) {
       // two-thread GEMM sums 128 x 64 x 128 otherwise, by up to 3e-5).
       if (available && c.split) at::set_num_threads(1);
       at::Tensor want = at::matmul(x, rhs_t);
-      EXPECT_TRUE(same_bits(got, want)) << got.sizes() << " vs " << want.sizes();
+      EXPECT_TRUE(bits_equal(got, want)) << got.sizes() << " vs " << want.sizes();
     }
   }
 }

@@ -33,15 +33,15 @@ at::Tensor aten_deconv(const at::Tensor& x, const at::Tensor& w, const at::Tenso
   return y;
 }
 
-void expect_close(const at::Tensor& got, const at::Tensor& want, double rtol = 1e-4,
-                  double atol = 1e-4) {
+void expect_near(const at::Tensor& got, const at::Tensor& want, double rtol = 1e-4,
+                 double atol = 1e-4) {
   tonnx::Comparison c = tonnx::compare(got, want, {rtol, atol});
   EXPECT_TRUE(c.ok) << c.mismatch << ", max abs diff " << c.max_abs;
 }
 
 // NaN and inf reach exactly the outputs they reach in the oracle's result.
 void expect_same_non_finite(const at::Tensor& got, const at::Tensor& want) {
-  expect_close(got, want);
+  expect_near(got, want);
   EXPECT_GT(want.isnan().sum().item<int64_t>(), 0);
   EXPECT_EQ(got.isnan().sum().item<int64_t>(), want.isnan().sum().item<int64_t>());
   EXPECT_EQ(got.isinf().sum().item<int64_t>(), want.isinf().sum().item<int64_t>());
@@ -102,14 +102,14 @@ TEST(BackendOneDnn, DeconvolutionMatchesATen) {
     auto dnn = OneDnnDeconv::make(w, 1, p);
     ASSERT_TRUE(dnn);
     at::Tensor want = aten_deconv(x, w, b, p);
-    expect_close(dnn->run(x, b), want);
+    expect_near(dnn->run(x, b), want);
     // A second call reuses the cached primitive; a non-contiguous input is made contiguous.
-    expect_close(dnn->run(x, b), want);
+    expect_near(dnn->run(x, b), want);
     at::Tensor xt = x.transpose(0, 1).contiguous().transpose(0, 1);
     if (c.batch > 1) {
       EXPECT_FALSE(xt.is_contiguous());
     }
-    expect_close(dnn->run(xt, b), want);
+    expect_near(dnn->run(xt, b), want);
   }
 }
 
@@ -121,12 +121,12 @@ TEST(BackendOneDnn, DeconvolutionTakesEachAxisItsOwnParameters) {
     auto dnn = OneDnnDeconv::make(w, 1, p);
     ASSERT_TRUE(dnn);
     at::Tensor b = torch::randn({17});
-    expect_close(dnn->run(x, b), aten_deconv(x, w, b, p));
+    expect_near(dnn->run(x, b), aten_deconv(x, w, b, p));
     at::Tensor cl = x.contiguous(at::MemoryFormat::ChannelsLast);
     EXPECT_FALSE(cl.is_contiguous());
-    expect_close(dnn->run(cl, b), aten_deconv(x, w, b, p));
+    expect_near(dnn->run(cl, b), aten_deconv(x, w, b, p));
     at::Tensor x1 = torch::randn({1, ci, 3, 6}).contiguous(at::MemoryFormat::ChannelsLast);
-    expect_close(dnn->run(x1, {}), aten_deconv(x1, w, {}, p));
+    expect_near(dnn->run(x1, {}), aten_deconv(x1, w, {}, p));
   }
 }
 
@@ -141,7 +141,7 @@ TEST(BackendOneDnn, DeconvolutionUsesThePreparedWeightsAndManyShapes) {
   for (int round = 0; round < 2; ++round)
     for (int64_t h = 1; h <= 20; ++h) {
       at::Tensor x = torch::randn({1, 16, h, 2});
-      expect_close(dnn->run(x, {}), aten_deconv(x, original, {}, p));
+      expect_near(dnn->run(x, {}), aten_deconv(x, original, {}, p));
     }
 }
 
@@ -203,7 +203,7 @@ TEST(BackendOneDnn, ConvTransposeInAModelAcrossShapesNanInfAndThreads) {
     for (std::vector<int64_t> shape :
          {std::vector<int64_t>{1, 16, 4, 4}, {2, 16, 7, 3}, {1, 16, 1, 1}}) {
       at::Tensor x = torch::randn(shape);
-      expect_close(rep.run({x})[0], at::relu(aten_deconv(x, w, {}, p)));
+      expect_near(rep.run({x})[0], at::relu(aten_deconv(x, w, {}, p)));
     }
     // NaN and inf reach the outputs they touch, as in ATen.
     float inf = std::numeric_limits<float>::infinity();
@@ -245,7 +245,7 @@ TEST(BackendOneDnn, ConvTransposeWithBiasOutputPaddingAndBatchNorm) {
     uint64_t before = OneDnnDeconv::runs();
     at::Tensor got = runtime_bias ? rep.run({x, bias})[0] : rep.run({x})[0];
     EXPECT_EQ(OneDnnDeconv::runs() - before, 1u);
-    expect_close(got, want);
+    expect_near(got, want);
   }
   // Fused with an unfolded BatchNormalization: the same BN on ATen's result.
   ir::Model m;
@@ -266,14 +266,14 @@ TEST(BackendOneDnn, ConvTransposeWithBiasOutputPaddingAndBatchNorm) {
   bn->set_name("y");
   g.add_output(bn);
   auto rep = tonnx::backend::prepare(tonnx::model_to_proto(m));
-  expect_close(rep.run({x})[0], at::batch_norm(want, sc, sh, mu, var, false, 0.0, 1e-5, false));
+  expect_near(rep.run({x})[0], at::batch_norm(want, sc, sh, mu, var, false, 0.0, 1e-5, false));
   // Groups stay on ATen.
   at::Tensor wg = torch::randn({8, 3, 3, 3});
   auto grouped = tonnx::backend::prepare(deconv_model(
       wg, {{"group", ir::AttrValue(int64_t{2})}, {"strides", ir::AttrValue(ir::Ints{2, 2})}}));
   uint64_t before = OneDnnDeconv::runs();
-  expect_close(grouped.run({x})[0],
-               at::convolution(x, wg, {}, {2, 2}, {0, 0}, {1, 1}, true, {0, 0}, 2));
+  expect_near(grouped.run({x})[0],
+              at::convolution(x, wg, {}, {2, 2}, {0, 0}, {1, 1}, true, {0, 0}, 2));
   EXPECT_EQ(OneDnnDeconv::runs(), before);
 }
 
@@ -288,7 +288,7 @@ TEST(BackendOneDnn, ConvTransposeWithRunTimeWeightOrAutoPadStaysOnATen) {
   at::Tensor y = rep.run({x})[0];
   EXPECT_EQ(y.sizes(), (std::vector<int64_t>{1, 16, 10, 10}));
   // SAME_UPPER: total pad 1 of the 11-wide full output, at the end.
-  expect_close(y, aten_deconv(x, w, {}, {{2, 2}, {1, 1}, {0, 0}, {1, 1}, {0, 0}}));
+  expect_near(y, aten_deconv(x, w, {}, {{2, 2}, {1, 1}, {0, 0}, {1, 1}, {0, 0}}));
   // A weight that is a graph input: ATen at run time.
   ir::Model m;
   m.opsets = {{"", 17}};
@@ -298,8 +298,8 @@ TEST(BackendOneDnn, ConvTransposeWithRunTimeWeightOrAutoPadStaysOnATen) {
   g.add_output(out);
   auto rep2 = tonnx::backend::prepare(tonnx::model_to_proto(m));
   at::Tensor w2 = torch::randn({16, 8, 2, 2});
-  expect_close(rep2.run({x, w2})[0],
-               aten_deconv(x, w2, {}, {{1, 1}, {1, 1}, {0, 0}, {0, 0}, {0, 0}}));
+  expect_near(rep2.run({x, w2})[0],
+              aten_deconv(x, w2, {}, {{1, 1}, {1, 1}, {0, 0}, {0, 0}, {0, 0}}));
 }
 
 }  // namespace
@@ -344,19 +344,19 @@ TEST(BackendOneDnn, ConvolutionMatchesATen) {
     at::Tensor want = aten_conv(x, w, b, p);
     OneDnnConv::Done done;
     at::Tensor got = dnn->run(x, b, {}, done);
-    expect_close(got, want);
+    expect_near(got, want);
     EXPECT_TRUE(got.is_contiguous(at::MemoryFormat::ChannelsLast));
     // Channels-last and non-contiguous inputs.
-    expect_close(dnn->run(x.contiguous(at::MemoryFormat::ChannelsLast), b, {}, done), want);
+    expect_near(dnn->run(x.contiguous(at::MemoryFormat::ChannelsLast), b, {}, done), want);
     at::Tensor xt = x.transpose(2, 3).contiguous().transpose(2, 3);
-    expect_close(dnn->run(xt, b, {}, done), want);
+    expect_near(dnn->run(xt, b, {}, done), want);
   }
 }
 
 // oneDNN 2.6 has jit kernels for NHWC convolutions with binary post-ops on AVX-512; without
 // it (an AVX2-only CPU) only its reference kernels, which OneDnnConv declines (ATen runs the
 // node). Where it declines without AVX-512, the tests below check the decline and stop.
-bool have_avx512() { return __builtin_cpu_supports("avx512f"); }
+bool cpu_has_avx512() { return __builtin_cpu_supports("avx512f"); }
 
 TEST(BackendOneDnn, ConvolutionPostOpsStopAtTheFirstStageTheyCannotMatch) {
   torch::manual_seed(22);
@@ -372,30 +372,30 @@ TEST(BackendOneDnn, ConvolutionPostOpsStopAtTheFirstStageTheyCannotMatch) {
   using Act = tonnx::passes::FusedActivation;
   OneDnnConv::Fused all{true, alpha, beta, true, Act::LeakyRelu, 0.2f};
   at::Tensor y = OneDnnConv::make(w, p, all)->run(x, b, z, done);
-  if (!y.defined() && !have_avx512()) {
+  if (!y.defined() && !cpu_has_avx512()) {
     EXPECT_FALSE(done.batchnorm || done.add || done.activation);
     GTEST_SKIP() << "no AVX-512: oneDNN has only reference kernels for these post-ops, declined";
   }
   EXPECT_TRUE(done.batchnorm && done.add && done.activation);
-  expect_close(y, at::leaky_relu(bn + z, 0.2));
+  expect_near(y, at::leaky_relu(bn + z, 0.2));
   // A broadcast Z stops the chain after BN.
   y = OneDnnConv::make(w, p, all)->run(x, b, torch::randn({1, 16, 1, 1}), done);
   EXPECT_TRUE(done.batchnorm);
   EXPECT_FALSE(done.add || done.activation);
-  expect_close(y, bn);
+  expect_near(y, bn);
   // Relu is left to ATen (oneDNN's turns NaN into 0); so are Sigmoid and Tanh.
   for (Act act : {Act::Relu, Act::Sigmoid, Act::Tanh}) {
     OneDnnConv::Fused f{true, alpha, beta, true, act, 0.01f};
     y = OneDnnConv::make(w, p, f)->run(x, b, z, done);
     EXPECT_TRUE(done.batchnorm && done.add);
     EXPECT_FALSE(done.activation) << static_cast<int>(act);
-    expect_close(y, bn + z);
+    expect_near(y, bn + z);
   }
   // A BN with run-time statistics: nothing after the convolution runs inside.
   OneDnnConv::Fused runtime_bn{true, {}, {}, true, Act::LeakyRelu, 0.2f};
   y = OneDnnConv::make(w, p, runtime_bn)->run(x, b, z, done);
   EXPECT_FALSE(done.batchnorm || done.add || done.activation);
-  expect_close(y, conv);
+  expect_near(y, conv);
 }
 
 TEST(BackendOneDnn, ConvolutionDeclinesWhatItCannotRun) {
@@ -455,12 +455,12 @@ TEST(BackendOneDnn, ResNetBlockOnOneDnnNanInfAndThreads) {
   at::Tensor in = torch::randn({2, 16, 8, 8});
   uint64_t before = OneDnnConv::runs();
   at::Tensor got = rep.run({in})[0];
-  if (have_avx512())
+  if (cpu_has_avx512())
     EXPECT_EQ(OneDnnConv::runs() - before, 2u);
   else  // (each convolution declines where its post-ops have only reference kernels)
     EXPECT_LE(OneDnnConv::runs() - before, 2u);
   EXPECT_TRUE(got.is_contiguous());  // outputs come back in the usual layout
-  expect_close(got, ref.run({in})[0]);
+  expect_near(got, ref.run({in})[0]);
   // NaN and inf flow as in ATen (through the Relu that oneDNN does not run).
   float inf = std::numeric_limits<float>::infinity();
   in[0][0][0][0] = std::nanf("");
@@ -495,7 +495,7 @@ TEST(BackendOneDnn, ResNetBlockOnOneDnnNanInfAndThreads) {
   auto outs = rep2.run({in, w2});
   EXPECT_EQ(OneDnnConv::runs(), before);
   EXPECT_EQ(outs[0].sizes(), (std::vector<int64_t>{2, 4, 4, 4}));
-  expect_close(outs[1], at::conv2d(in, w2));
+  expect_near(outs[1], at::conv2d(in, w2));
 }
 
 }  // namespace

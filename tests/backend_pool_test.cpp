@@ -25,7 +25,7 @@ using G = tonnx::test::GraphBuilder;
 // Equal as bits (the sign of zero too), except that any NaN equals any NaN: which of two NaNs
 // a sum keeps depends on the order the compiler gives an add's operands (clang, for the
 // sanitizer build, swaps them where GCC does not), in ATen's loop as in this kernel.
-bool same_bits(const at::Tensor& a, const at::Tensor& b) {
+bool same_bits_up_to_nan(const at::Tensor& a, const at::Tensor& b) {
   if (!a.defined() || a.sizes() != b.sizes() || a.scalar_type() != at::kFloat) return false;
   at::Tensor nan = a.isnan();
   return at::equal(nan, b.isnan()) && at::equal(a.contiguous().view(at::kInt).masked_fill(nan, 0),
@@ -89,11 +89,12 @@ TEST(BackendPool, KernelsAreAtenBitForBit) {
         Pool2d p{sh.kh, sh.kw, sh.sh, sh.sw, sh.ph, sh.pw, ceil_mode};
         at::Tensor want =
             at::max_pool2d(x, {sh.kh, sh.kw}, {sh.sh, sh.sw}, {sh.ph, sh.pw}, {1, 1}, ceil_mode);
-        EXPECT_TRUE(same_bits(tonnx::backend::max_pool2d_exact(x, p), want));
+        EXPECT_TRUE(same_bits_up_to_nan(tonnx::backend::max_pool2d_exact(x, p), want));
         for (bool include_pad : {false, true}) {
           want = at::avg_pool2d(x, {sh.kh, sh.kw}, {sh.sh, sh.sw}, {sh.ph, sh.pw}, ceil_mode,
                                 include_pad);
-          EXPECT_TRUE(same_bits(tonnx::backend::avg_pool2d_exact(x, p, include_pad), want))
+          EXPECT_TRUE(
+              same_bits_up_to_nan(tonnx::backend::avg_pool2d_exact(x, p, include_pad), want))
               << "count_include_pad " << include_pad;
         }
         expected_runs += 3;
@@ -131,11 +132,12 @@ TEST(BackendPool, BlockedKernelsAreAtenBitForBit) {
           Pool2d p{sh.kh, sh.kw, sh.sh, sh.sw, sh.ph, sh.pw, ceil_mode};
           at::Tensor want =
               at::max_pool2d(x, {sh.kh, sh.kw}, {sh.sh, sh.sw}, {sh.ph, sh.pw}, {1, 1}, ceil_mode);
-          EXPECT_TRUE(same_bits(to_plain(tonnx::backend::max_pool2d_blocked_exact(xb, p)), want));
+          EXPECT_TRUE(
+              same_bits_up_to_nan(to_plain(tonnx::backend::max_pool2d_blocked_exact(xb, p)), want));
           for (bool include_pad : {false, true}) {
             want = at::avg_pool2d(x, {sh.kh, sh.kw}, {sh.sh, sh.sw}, {sh.ph, sh.pw}, ceil_mode,
                                   include_pad);
-            EXPECT_TRUE(same_bits(
+            EXPECT_TRUE(same_bits_up_to_nan(
                 to_plain(tonnx::backend::avg_pool2d_blocked_exact(xb, p, include_pad)), want))
                 << "count_include_pad " << include_pad;
           }
@@ -263,7 +265,7 @@ TEST(BackendPool, OnnxPoolsRunItAndMatchAten) {
         // so does max pooling then, on inputs whose sum is finite: these have NaN.)
         bool used = have_avx512() && c.exact_kernel && (c.op[0] == 'M' || x.size(2) == 147);
         EXPECT_EQ(tonnx::backend::exact_pool_runs() - before, used ? 1u : 0u);
-        EXPECT_TRUE(same_bits(got, c.aten(x)));
+        EXPECT_TRUE(same_bits_up_to_nan(got, c.aten(x)));
       }
     }
   }

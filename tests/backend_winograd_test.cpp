@@ -31,7 +31,7 @@ bool cpu_has_winograd() {
          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
 }
 
-ir::AttrValue ints(ir::Ints v) { return ir::AttrValue(std::move(v)); }
+ir::AttrValue int_attr(ir::Ints v) { return ir::AttrValue(std::move(v)); }
 
 struct Case {
   std::vector<int64_t> x;  // N, C, H, W
@@ -44,9 +44,9 @@ onnx::ModelProto conv_model(const at::Tensor& w, const at::Tensor& b, int64_t pa
   GraphBuilder g;
   std::vector<ir::Value*> in{g.in("x"), g.init("w", w)};
   if (b.defined()) in.push_back(g.init("b", b));
-  g.out(
-      g.op("Conv", in, {{"pads", ints({pad, pad, pad, pad})}, {"strides", ints({stride, stride})}}),
-      "y");
+  g.out(g.op("Conv", in,
+             {{"pads", int_attr({pad, pad, pad, pad})}, {"strides", int_attr({stride, stride})}}),
+        "y");
   return tonnx::model_to_proto(g.m);
 }
 
@@ -157,13 +157,13 @@ TEST(BackendWinograd, TheBlockedLayoutGivesTheNchwResultsBitForBit) {
     return g.op("Conv",
                 {v, g.init(n, torch::randn({co, ci, 3, 3}) * std::sqrt(2.0 / (9.0 * ci))),
                  g.init(n + "b", torch::randn({co}) * 0.1)},
-                {{"pads", ints({1, 1, 1, 1})}});
+                {{"pads", int_attr({1, 1, 1, 1})}});
   };
   ir::Value* x = g.in("x");
   ir::Value* r = g.op("Relu", {conv(x, 64, 64)});
   ir::Value* y = g.op("Relu", {g.op("Add", {conv(r, 64, 64), x})});
   ir::Value* pooled =
-      g.op("MaxPool", {y}, {{"kernel_shape", ints({2, 2})}, {"strides", ints({2, 2})}});
+      g.op("MaxPool", {y}, {{"kernel_shape", int_attr({2, 2})}, {"strides", int_attr({2, 2})}});
   g.out(conv(pooled, 64, 128), "y");
   onnx::ModelProto p = tonnx::model_to_proto(g.m);
   for (bool optimize : {true, false}) {

@@ -293,7 +293,7 @@ int next_opset_with_symbolic(const std::string& qualname, int opset);
 #define TONNX_CONCAT_INNER(a, b) a##b
 #define TONNX_CONCAT(a, b) TONNX_CONCAT_INNER(a, b)
 // Built-in registration, placed beside the function (one line per op and opset).
-#define TONNX_SYMBOLIC(qualname, since, ...)                                       \
-  static const bool TONNX_CONCAT(tonnx_symbolic_reg_, __LINE__) [[maybe_unused]] = \
-      ::tonnx::detail::register_builtin(qualname, since,                           \
+#define TONNX_SYMBOLIC(qualname, since, ...)                                          \
+  static const bool TONNX_CONCAT(tonnx_symbolic_reg_, __COUNTER__) [[maybe_unused]] = \
+      ::tonnx::detail::register_builtin(qualname, since,                              \
                                         ::tonnx::detail::to_symbolic_fn(__VA_ARGS__))

@@ -348,7 +348,7 @@ TONNX_SYMBOLIC("aten::_cast_Double", 9, cast_to<at::kDouble>);
 // x << y and x >> y on integers (torch.onnx registers them as aten::__lshift_ / __rshift_,
 // names no trace has). uint8: BitShift. Other integers: times / floor-divided by 2^y, so a
 // negative x shifts right arithmetically as in torch (torch.onnx's Div truncates).
-Outputs shift(SymbolicContext& g, bool left) {
+Outputs bit_shift(SymbolicContext& g, bool left) {
   at::ScalarType dt = g.output_scalar_type();
   if (dt == at::kByte) {
     if (g.opset() < 11) g.unsupported_below(11, "shifts (BitShift)");
@@ -366,8 +366,8 @@ Outputs shift(SymbolicContext& g, bool left) {
   Value* rem = g.op("Mod", {x, p}, {{"fmod", int64_t{0}}});  // sign of p: floor division
   return g.op("Div", {g.op("Sub", {x, rem}), p});
 }
-TONNX_SYMBOLIC("aten::__lshift__", 9, [](SymbolicContext& g) { return shift(g, true); });
-TONNX_SYMBOLIC("aten::__rshift__", 9, [](SymbolicContext& g) { return shift(g, false); });
+TONNX_SYMBOLIC("aten::__lshift__", 9, [](SymbolicContext& g) { return bit_shift(g, true); });
+TONNX_SYMBOLIC("aten::__rshift__", 9, [](SymbolicContext& g) { return bit_shift(g, false); });
 
 // repeat_interleave(self, repeats, dim=None, output_size=None): repeats an int, a 1-element
 // or a per-element tensor. Known repeats and size: one Gather with constant indices. Repeats

@@ -131,11 +131,11 @@ std::vector<int64_t> to_int_vector(const at::Tensor& t);
 
 }  // namespace tonnx::backend
 
-#define TONNX_KERNEL(op_type, since, until, ...)                                  \
-  static const bool TONNX_KCONCAT(tonnx_kernel_reg_, __LINE__) [[maybe_unused]] = \
+#define TONNX_KERNEL(op_type, since, until, ...)                                     \
+  static const bool TONNX_KCONCAT(tonnx_kernel_reg_, __COUNTER__) [[maybe_unused]] = \
       ::tonnx::backend::register_kernel(op_type, "", since, until, __VA_ARGS__)
-#define TONNX_KERNEL_DOMAIN(op_type, domain, since, until, ...)                   \
-  static const bool TONNX_KCONCAT(tonnx_kernel_reg_, __LINE__) [[maybe_unused]] = \
+#define TONNX_KERNEL_DOMAIN(op_type, domain, since, until, ...)                      \
+  static const bool TONNX_KCONCAT(tonnx_kernel_reg_, __COUNTER__) [[maybe_unused]] = \
       ::tonnx::backend::register_kernel(op_type, domain, since, until, __VA_ARGS__)
 #define TONNX_KCONCAT_INNER(a, b) a##b
 #define TONNX_KCONCAT(a, b) TONNX_KCONCAT_INNER(a, b)
