@@ -74,10 +74,10 @@ std::shared_ptr<const OneDnnDeconv::Impl::Entry> OneDnnDeconv::Impl::build(const
     // primitive on the plain layout is faster: DCGAN's last layer, 64 -> 3 channels, was 3x
     // slower in oneDNN's blocked layout). Channels-last, not the blocked layout oneDNN picks
     // by itself: the same jit kernel, 10-30% faster on DCGAN's layers (docs/backend.md).
-    bool blocked = ci >= 16 && co >= 16;
+    bool channels_last = ci >= 16 && co >= 16;
     Tag cl = rank == 3 ? Tag::nwc : rank == 4 ? Tag::nhwc : Tag::ndhwc;
-    memory::desc src = blocked ? memory::desc(dims_of(x.sizes()), kF32, cl) : e->user_src;
-    memory::desc dst = blocked ? memory::desc(dims_of(out), kF32, cl) : e->user_dst;
+    memory::desc src = channels_last ? memory::desc(dims_of(x.sizes()), kF32, cl) : e->user_src;
+    memory::desc dst = channels_last ? memory::desc(dims_of(out), kF32, cl) : e->user_dst;
     memory::dims wdims{co, ci};
     for (int64_t i = 0; i < d; ++i) wdims.push_back(weight.size(2 + i));
     memory::desc w_any(wdims, kF32, Tag::any);
