@@ -15,6 +15,7 @@
 
 #include "backend/arena.h"
 #include "backend/onednn.h"
+#include "backend/winograd.h"
 #include "graph_builder.h"
 #include "tonnx/backend.h"
 #include "tonnx/proto.h"
@@ -23,6 +24,7 @@ namespace {
 
 namespace ir = tonnx::ir;
 using tonnx::backend::OneDnnBlockedConv;
+using tonnx::backend::Winograd2x3;
 using tonnx::test::GraphBuilder;
 
 // oneDNN 2.6 implements Winograd on AVX-512 only; elsewhere the direct algorithm runs.
@@ -60,11 +62,19 @@ double rms(const at::Tensor& a) { return a.to(at::kDouble).pow(2).mean().sqrt().
 TEST(BackendWinograd, AsCloseToTheExactResultAsLibTorch) {
   torch::manual_seed(11);
   int prev = at::get_num_threads();
-  int ran = 0;  // cases run on Winograd (oneDNN offers its F(2x2) kernel for some shapes only)
+  int ran = 0;      // cases run on Winograd (oneDNN offers its F(2x2) kernel for some shapes only)
+  int ran_own = 0;  // of which on tonnx's
   for (const Case& c : {Case{{1, 64, 56, 56}, 64, 1, true}, Case{{1, 256, 14, 14}, 256, 1, true},
                         Case{{1, 512, 7, 7}, 512, 1, false}, Case{{1, 192, 13, 13}, 384, 1, true},
                         Case{{2, 64, 13, 13}, 128, 1, true}, Case{{1, 96, 9, 20}, 32, 1, false},
-                        Case{{1, 128, 16, 16}, 48, 0, true}}) {
+                        Case{{1, 128, 16, 16}, 48, 0, true},
+                        // Shapes oneDNN offers only F(4x4) for: tonnx's own F(2x2) (winograd.h).
+                        // ResNet's 128@28; Inception v3's 80 -> 192 without pads; odd sizes and
+                        // two images; 840 tiles over two blocks, a block spanning both images;
+                        // pads of 2 (outputs made of pads and bias alone at the corners).
+                        Case{{1, 128, 28, 28}, 128, 1, true}, Case{{1, 80, 37, 37}, 192, 0, true},
+                        Case{{2, 96, 17, 19}, 96, 1, true}, Case{{2, 96, 40, 41}, 96, 1, false},
+                        Case{{1, 128, 13, 12}, 112, 2, true}}) {
     int64_t ic = c.x[1];
     // Post-Relu activations and kaiming-scaled weights, as in the zoo's conv nets.
     at::Tensor x = torch::randn(c.x).relu();
@@ -78,9 +88,10 @@ TEST(BackendWinograd, AsCloseToTheExactResultAsLibTorch) {
       SCOPED_TRACE(c10::str("x ", at::IntArrayRef(c.x), " out ", c.out_channels, " pad ", c.pad,
                             " threads ", threads));
       at::set_num_threads(threads);
-      uint64_t before = OneDnnBlockedConv::winograd_runs();
+      uint64_t before = OneDnnBlockedConv::winograd_runs(), own = Winograd2x3::runs();
       at::Tensor got = run(p, x);
       ran += OneDnnBlockedConv::winograd_runs() > before;
+      ran_own += Winograd2x3::runs() > own;
       ASSERT_EQ(got.sizes(), libtorch.sizes());
       // Twice LibTorch's error, or 1e-6 of the output's RMS (8 float ulps) where LibTorch's
       // is smaller still (measured: F(2x2, 3x3) 5.2e-7 on 512@7 of RMS 0.91, LibTorch's
@@ -92,7 +103,9 @@ TEST(BackendWinograd, AsCloseToTheExactResultAsLibTorch) {
     }
   }
   if (cpu_has_winograd()) {
-    EXPECT_GE(ran, 6) << "of 14";
+    EXPECT_GE(ran, 16) << "of 24";
+    EXPECT_GE(ran_own, 10)
+        << "the last five shapes (and 64 -> 128 on 13 x 13), at two thread counts";
   }
   at::set_num_threads(prev);
 }
@@ -124,6 +137,25 @@ TEST(BackendWinograd, NonFiniteValuesComeOutWhereTheDirectConvolutionPutsThem) {
     EXPECT_EQ(bad, (~at::isfinite(at::conv2d(x, w, b, 1, 1))).sum().item<int64_t>());
     EXPECT_LE(bad, (variant == 2 ? 2 : 1) * 9 * 64);
   }
+}
+
+// The same on tonnx's own F(2x2) (a shape oneDNN offers only F(4x4) for), at a tile's edge.
+TEST(BackendWinograd, NonFiniteValuesOnTonnxsOwnKernelFallBackToTheDirectOne) {
+  torch::manual_seed(15);
+  at::Tensor w = torch::randn({128, 128, 3, 3}) * 0.03, b = torch::randn({128});
+  onnx::ModelProto p = conv_model(w, b, 1);
+  at::Tensor x = torch::randn({1, 128, 28, 28});
+  x[0][100][13][14] = std::nanf("");
+  x[0][5][27][0] = -std::numeric_limits<float>::infinity();
+  uint64_t before = Winograd2x3::runs();
+  at::Tensor got = run(p, x);
+  if (cpu_has_winograd()) {
+    EXPECT_EQ(Winograd2x3::runs() - before, 1u);
+  }
+  at::Tensor direct = at::mkldnn_convolution(x, w, b, {1, 1}, {1, 1}, {1, 1}, 1);
+  EXPECT_TRUE(at::allclose(got, direct, 0, 0, /*equal_nan=*/true));
+  EXPECT_EQ((~at::isfinite(got)).sum().item<int64_t>(),
+            (~at::isfinite(at::conv2d(x, w, b, 1, 1))).sum().item<int64_t>());
 }
 
 TEST(BackendWinograd, ExactAndOffKeepTheDirectAlgorithm) {
@@ -164,7 +196,7 @@ TEST(BackendWinograd, TheBlockedLayoutGivesTheNchwResultsBitForBit) {
   ir::Value* y = g.op("Relu", {g.op("Add", {conv(r, 64, 64), x})});
   ir::Value* pooled =
       g.op("MaxPool", {y}, {{"kernel_shape", int_attr({2, 2})}, {"strides", int_attr({2, 2})}});
-  g.out(conv(pooled, 64, 128), "y");
+  g.out(conv(conv(pooled, 64, 128), 128, 128), "y");  // the last on tonnx's own F(2x2)
   onnx::ModelProto p = tonnx::model_to_proto(g.m);
   for (bool optimize : {true, false}) {
     tonnx::backend::PrepareOptions blocked, plain;
@@ -173,10 +205,14 @@ TEST(BackendWinograd, TheBlockedLayoutGivesTheNchwResultsBitForBit) {
     for (auto shape : {std::vector<int64_t>{1, 64, 56, 56}, {2, 64, 19, 23}}) {
       SCOPED_TRACE(c10::str("optimize ", optimize, " shape ", at::IntArrayRef(shape)));
       at::Tensor in = torch::randn(shape);
-      uint64_t before = OneDnnBlockedConv::winograd_runs();
+      uint64_t before = OneDnnBlockedConv::winograd_runs(), own = Winograd2x3::runs();
       at::Tensor a = run(p, in, blocked), b = run(p, in, plain);
-      if (cpu_has_winograd() && shape[2] == 56) {  // ResNet's 64@56: F(2x2) is offered
-        EXPECT_GE(OneDnnBlockedConv::winograd_runs() - before, 4u);
+      if (cpu_has_winograd()) {
+        // 64 -> 128 and 128 -> 128 on 28 x 28 or 9 x 11, in both runs
+        EXPECT_EQ(Winograd2x3::runs() - own, 4u);
+        if (shape[2] == 56) {  // ResNet's 64@56: oneDNN's F(2x2)
+          EXPECT_GE(OneDnnBlockedConv::winograd_runs() - before, 8u);
+        }
       }
       ASSERT_EQ(a.sizes(), b.sizes());
       EXPECT_EQ(std::memcmp(a.data_ptr(), b.data_ptr(), a.numel() * sizeof(float)), 0);

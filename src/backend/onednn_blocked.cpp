@@ -8,6 +8,7 @@
 #include "backend/kernels/blocked.h"
 #include "backend/onednn.h"
 #include "backend/onednn_util.h"
+#include "backend/winograd.h"
 
 namespace tonnx::backend {
 namespace {
@@ -25,7 +26,10 @@ struct OneDnnBlockedConv::Impl {
     memory::desc plain_src, blocked_src[2];
     memory::desc plain_dst, blocked_dst;  // Y as returned
     int64_t width = 0;      // of the blocked layout dst is in (8 or 16), else 0: Y is NCHW
-    bool winograd = false;  // the primitive is oneDNN's Winograd convolution
+    bool winograd = false;  // Winograd's algorithm: oneDNN's primitive, or `own`
+    // tonnx's F(2x2, 3x3), where oneDNN offers only F(4x4): it reads src and writes dst
+    // (both nChw16c) in place of the primitive.
+    std::shared_ptr<const Winograd2x3> own;
     Reorder from_plain, from_blocked[2];  // into src, where it differs
     Reorder to_plain;                     // dst to NCHW, where it differs
     memory weights;
@@ -51,6 +55,14 @@ struct OneDnnBlockedConv::Impl {
     if (!p.winograd || !winograd_weight(weight, p) || x.size() != 4) return false;
     std::vector<int64_t> out = out_sizes(x);
     return !out.empty() && weight.size(0) * weight.size(1) * out[2] * out[3] >= (int64_t{1} << 19);
+  }
+  // Where oneDNN offers only F(4x4), tonnx's F(2x2) (winograd.h) runs the shapes it was
+  // measured faster on than the direct kernel (docs/backend.md, "Winograd"): blocks of 16
+  // channels on both sides and 96 or more output channels (VGG's 64 -> 64 on 224 x 224 was
+  // slower at two threads).
+  bool own_winograd_shape(at::IntArrayRef x) const {
+    return Winograd2x3::available() && x[1] % 16 == 0 && weight.size(0) % 16 == 0 &&
+           weight.size(0) >= 96;
   }
 };
 
@@ -104,13 +116,21 @@ std::shared_ptr<const OneDnnBlockedConv::Impl::Entry> OneDnnBlockedConv::Impl::b
         e->winograd = false;
       }
     }
-    if (!e->winograd)
-      pd = C::primitive_desc(desc(dnnl::prop_kind::forward, dnnl::algorithm::convolution_direct),
-                             user_scratchpad(), eng);
-    e->prim = C(pd);
-    e->src = pd.src_desc();
-    e->dst = pd.dst_desc();
-    e->scratch = pd.scratchpad_desc();
+    if (!e->winograd && !direct && winograd_shape(x) && own_winograd_shape(x))
+      e->own = Winograd2x3::make(weight, x[0], x[2], x[3], p.pads[0], p.pads[1]);
+    if (e->own) {
+      e->winograd = true;
+      e->src = memory::desc(dims_of(x), kF32, Tag::nChw16c);
+      e->dst = memory::desc(dims_of(out), kF32, Tag::nChw16c);
+    } else {
+      if (!e->winograd)
+        pd = C::primitive_desc(desc(dnnl::prop_kind::forward, dnnl::algorithm::convolution_direct),
+                               user_scratchpad(), eng);
+      e->prim = C(pd);
+      e->src = pd.src_desc();
+      e->dst = pd.dst_desc();
+      e->scratch = pd.scratchpad_desc();
+    }
     e->plain_src = memory::desc(dims_of(x), kF32, Tag::nchw);
     e->plain_dst = memory::desc(dims_of(out), kF32, Tag::nchw);
     if (e->src != e->plain_src) e->from_plain = Reorder(e->plain_src, e->src);
@@ -129,8 +149,9 @@ std::shared_ptr<const OneDnnBlockedConv::Impl::Entry> OneDnnBlockedConv::Impl::b
       }
     }
     if (e->dst != e->plain_dst) e->to_plain = Reorder(e->dst, e->plain_dst);
-    e->weights = cache.weights(pd.weights_desc(), {wdims, kF32, g == 1 ? Tag::oihw : Tag::goihw},
-                               weight.data_ptr());
+    if (!e->own)
+      e->weights = cache.weights(pd.weights_desc(), {wdims, kF32, g == 1 ? Tag::oihw : Tag::goihw},
+                                 weight.data_ptr());
     return e;
   } catch (const dnnl::error&) {
     return nullptr;  // a configuration oneDNN does not implement: ATen runs it
@@ -247,8 +268,14 @@ at::Tensor OneDnnBlockedConv::Impl::execute(const Entry& e, const at::Tensor& x,
       args.emplace(DNNL_ARG_BIAS, memory({{weight.size(0)}, kF32, Tag::x}, eng, bc.data_ptr()));
     if (e.scratch.get_size() > 0)
       args.emplace(DNNL_ARG_SCRATCHPAD, scratchpad_memory(e.scratch, scratch_buf));
-    e.prim.execute(s, args);
-    s.wait();
+    if (e.own) {
+      e.own->run(static_cast<const float*>(src.get_data_handle()),
+                 bc.defined() ? bc.data_ptr<float>() : nullptr,
+                 static_cast<float*>(dst.get_data_handle()));
+    } else {
+      e.prim.execute(s, args);
+      s.wait();
+    }
     if (dst_buf.defined()) e.to_plain.run(s, dst, user_dst);
     return y;
   } catch (const dnnl::error& err) {

@@ -99,7 +99,7 @@ class ShapeCache {
   // copy where one already has that format (shapes often share it), else a new one.
   memory weights(const memory::desc& want, const memory::desc& user, void* data) const {
     for (const auto& [key, other] : map_)
-      if (other && other->weights.get_desc() == want) return other->weights;
+      if (other && other->weights && other->weights.get_desc() == want) return other->weights;
     memory user_w(user, cpu_engine(), data), w(want, cpu_engine());
     dnnl::stream s(cpu_engine());
     Reorder(user, want).run(s, user_w, w);
