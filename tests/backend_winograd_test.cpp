@@ -139,6 +139,32 @@ TEST(BackendWinograd, NonFiniteValuesComeOutWhereTheDirectConvolutionPutsThem) {
   }
 }
 
+// tonnx's own F(2x2) splits the tiles over the threads, each running the matrix products of
+// its own (winograd.h): a Rep whose first run was at one thread gives the same bits at two,
+// and the other way round.
+TEST(BackendWinograd, TonnxsOwnKernelGivesTheSameBitsAtAnyThreadCount) {
+  torch::manual_seed(16);
+  int prev = at::get_num_threads();
+  at::Tensor w = torch::randn({96, 96, 3, 3}) * 0.05, b = torch::randn({96});
+  onnx::ModelProto p = conv_model(w, b, 1);
+  at::Tensor x = torch::randn({2, 96, 40, 41});
+  for (int first : {1, 2}) {
+    SCOPED_TRACE(c10::str("first run at ", first, " threads"));
+    at::set_num_threads(first);
+    auto rep = tonnx::backend::prepare(p, "CPU");
+    uint64_t before = Winograd2x3::runs();
+    at::Tensor a = rep.run({x}).at(0);
+    at::set_num_threads(3 - first);
+    at::Tensor c = rep.run({x}).at(0);
+    if (cpu_has_winograd()) {
+      EXPECT_EQ(Winograd2x3::runs() - before, 2u);
+    }
+    EXPECT_EQ(std::memcmp(a.data_ptr(), c.data_ptr(), a.numel() * sizeof(float)), 0);
+    tonnx::test::expect_close(a, at::conv2d(x, w, b, 1, 1), 1e-3, 1e-5);
+  }
+  at::set_num_threads(prev);
+}
+
 // The same on tonnx's own F(2x2) (a shape oneDNN offers only F(4x4) for), at a tile's edge.
 TEST(BackendWinograd, NonFiniteValuesOnTonnxsOwnKernelFallBackToTheDirectOne) {
   torch::manual_seed(15);

@@ -7,6 +7,9 @@
 
 #include <ATen/Parallel.h>
 #include <immintrin.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -27,6 +30,23 @@ std::atomic<uint64_t> g_runs{0};
 // with the tiles spread evenly over the blocks (a last block of a few tiles would cost a
 // whole product).
 constexpr int64_t kMaxTilesPerBlock = 512;
+// Fewer tiles than this per thread are not worth a thread.
+constexpr int64_t kMinTilesPerThread = 32;
+
+// oneDNN fixes a primitive's thread count when it is made (its matmul splits the work by
+// it); each thread here runs the matmul on its own tiles, so it is made for one thread. Inside
+// an OpenMP parallel region oneDNN runs a primitive on the calling thread alone.
+struct OneThreadScope {
+#ifdef _OPENMP
+  int prev = omp_get_max_threads();
+  OneThreadScope() { omp_set_num_threads(1); }
+  ~OneThreadScope() { omp_set_num_threads(prev); }
+#endif
+};
+
+int64_t parts_for(int64_t tiles, int64_t threads) {
+  return std::max<int64_t>(1, std::min(threads, tiles / kMinTilesPerThread));
+}
 
 struct Geometry {
   int64_t n, c, k, h, w, ph, pw, oh, ow, th, tw, tiles;
@@ -141,8 +161,12 @@ std::unique_ptr<const Winograd2x3> Winograd2x3::make(const at::Tensor& weight, i
   std::unique_ptr<Winograd2x3> r(new Winograd2x3());
   auto& im = *(r->impl_ = std::make_unique<Impl>());
   im.g = g;
-  int64_t blocks = (g.tiles + kMaxTilesPerBlock - 1) / kMaxTilesPerBlock;
-  im.block = (g.tiles + blocks - 1) / blocks;
+  // Each thread takes an even share of the tiles (at the thread count of this first run; a
+  // later run at another count pads its last block) in blocks of equal size.
+  int64_t parts = parts_for(g.tiles, at::get_num_threads());
+  int64_t share = (g.tiles + parts - 1) / parts;
+  int64_t blocks = (share + kMaxTilesPerBlock - 1) / kMaxTilesPerBlock;
+  im.block = (share + blocks - 1) / blocks;
   // U = G g G^T per (output, input) channel pair, in double, rounded once.
   at::Tensor wd = weight.to(at::kDouble).contiguous();
   const double kG[4][3] = {{1, 0, 0}, {.5, .5, .5}, {.5, -.5, .5}, {0, 0, 1}};
@@ -165,6 +189,7 @@ std::unique_ptr<const Winograd2x3> Winograd2x3::make(const at::Tensor& weight, i
     im.v_desc = memory::desc({16, im.block, c}, kF32, Tag::abc);
     im.m_desc = memory::desc({16, im.block, k}, kF32, Tag::abc);
     memory::desc u_user({16, c, k}, kF32, Tag::abc), u_any({16, c, k}, kF32, Tag::any);
+    OneThreadScope one;
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(im.v_desc, u_any, im.m_desc),
                                     user_scratchpad(), eng);
     im.prim = dnnl::matmul(pd);
@@ -183,39 +208,45 @@ void Winograd2x3::run(const float* x, const float* bias, float* y) const {
   const Impl& im = *impl_;
   const Geometry& g = im.g;
   g_runs.fetch_add(1, std::memory_order_relaxed);
-  // The transformed blocks, from the run's arena.
-  at::Tensor v_buf = at::empty({16 * im.block * g.c}, at::kFloat);
-  at::Tensor m_buf = at::empty({16 * im.block * g.k}, at::kFloat);
-  float* v = v_buf.data_ptr<float>();
-  const float* m = m_buf.data_ptr<float>();
-  try {
-    const dnnl::engine& eng = cpu_engine();
-    dnnl::stream s(eng);
-    memory vm(im.v_desc, eng, v), mm(im.m_desc, eng, m_buf.data_ptr());
-    at::Tensor scratch_buf;
-    std::unordered_map<int, memory> args{
-        {DNNL_ARG_SRC, vm}, {DNNL_ARG_WEIGHTS, im.weights}, {DNNL_ARG_DST, mm}};
-    if (im.scratch.get_size() > 0)
-      args.emplace(DNNL_ARG_SCRATCHPAD, scratchpad_memory(im.scratch, scratch_buf));
-    // A tile's transforms read or write 16 x (C or K) floats: a grain of 8 tiles.
-    constexpr int64_t kGrain = 8;
-    for (int64_t t0 = 0; t0 < g.tiles; t0 += im.block) {
-      int64_t count = std::min(im.block, g.tiles - t0);
-      at::parallel_for(0, count, kGrain, [&](int64_t b, int64_t e) {
-        input_tiles(g, x, t0 + b, e - b, im.block, v + b * g.c);
-      });
-      if (count < im.block)  // the rows past the last tile: zeros, not stale values
-        for (int64_t j = 0; j < 16; ++j)
-          std::fill(v + (j * im.block + count) * g.c, v + (j + 1) * im.block * g.c, 0.f);
-      im.prim.execute(s, args);
-      s.wait();
-      at::parallel_for(0, count, kGrain, [&](int64_t b, int64_t e) {
-        output_tiles(g, m + b * g.k, bias, t0 + b, e - b, im.block, y);
-      });
+  const int64_t parts = parts_for(g.tiles, at::get_num_threads());
+  const int64_t v_size = 16 * im.block * g.c, m_size = 16 * im.block * g.k;
+  // Each thread's transformed blocks and matmul scratchpad, from the run's arena (taken here:
+  // the arena serves the calling thread).
+  at::Tensor buf = at::empty({parts * (v_size + m_size)}, at::kFloat);
+  std::vector<at::Tensor> scratch_bufs(parts);
+  std::vector<memory> scratch(parts);
+  if (im.scratch.get_size() > 0)
+    for (int64_t p = 0; p < parts; ++p) scratch[p] = scratchpad_memory(im.scratch, scratch_bufs[p]);
+  std::atomic<bool> failed{false};
+  std::string error;
+  at::parallel_for(0, parts, 1, [&](int64_t p_begin, int64_t p_end) {
+    for (int64_t p = p_begin; p < p_end; ++p) {
+      float* v = buf.data_ptr<float>() + p * (v_size + m_size);
+      float* m = v + v_size;
+      try {
+        const dnnl::engine& eng = cpu_engine();
+        dnnl::stream s(eng);
+        memory vm(im.v_desc, eng, v), mm(im.m_desc, eng, m);
+        std::unordered_map<int, memory> args{
+            {DNNL_ARG_SRC, vm}, {DNNL_ARG_WEIGHTS, im.weights}, {DNNL_ARG_DST, mm}};
+        if (scratch[p]) args.emplace(DNNL_ARG_SCRATCHPAD, scratch[p]);
+        const int64_t begin = g.tiles * p / parts, end = g.tiles * (p + 1) / parts;
+        for (int64_t t0 = begin; t0 < end; t0 += im.block) {
+          int64_t count = std::min(im.block, end - t0);
+          input_tiles(g, x, t0, count, im.block, v);
+          if (count < im.block)  // the rows past the last tile: zeros, not stale values
+            for (int64_t j = 0; j < 16; ++j)
+              std::fill(v + (j * im.block + count) * g.c, v + (j + 1) * im.block * g.c, 0.f);
+          im.prim.execute(s, args);
+          s.wait();
+          output_tiles(g, m, bias, t0, count, im.block, y);
+        }
+      } catch (const dnnl::error& err) {
+        if (!failed.exchange(true)) error = err.what();
+      }
     }
-  } catch (const dnnl::error& err) {
-    throw std::runtime_error(std::string("Winograd convolution failed: ") + err.what());
-  }
+  });
+  if (failed) throw std::runtime_error("Winograd convolution failed: " + error);
 }
 
 }  // namespace tonnx::backend
