@@ -74,7 +74,9 @@ TEST(BackendWinograd, AsCloseToTheExactResultAsLibTorch) {
                         // pads of 2 (outputs made of pads and bias alone at the corners).
                         Case{{1, 128, 28, 28}, 128, 1, true}, Case{{1, 80, 37, 37}, 192, 0, true},
                         Case{{2, 96, 17, 19}, 96, 1, true}, Case{{2, 96, 40, 41}, 96, 1, false},
-                        Case{{1, 128, 13, 12}, 112, 2, true}}) {
+                        Case{{1, 128, 13, 12}, 112, 2, true},
+                        // Planes smaller than a tile's input (one row, two by two).
+                        Case{{1, 512, 1, 3}, 512, 1, true}, Case{{1, 512, 2, 2}, 512, 1, false}}) {
     int64_t ic = c.x[1];
     // Post-Relu activations and kaiming-scaled weights, as in the zoo's conv nets.
     at::Tensor x = torch::randn(c.x).relu();
@@ -103,7 +105,7 @@ TEST(BackendWinograd, AsCloseToTheExactResultAsLibTorch) {
     }
   }
   if (cpu_has_winograd()) {
-    EXPECT_GE(ran, 16) << "of 24";
+    EXPECT_GE(ran, 20) << "of 28 (measured on Zen 5: all 28)";
     EXPECT_GE(ran_own, 10)
         << "the last five shapes (and 64 -> 128 on 13 x 13), at two thread counts";
   }
