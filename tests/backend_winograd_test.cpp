@@ -112,6 +112,37 @@ TEST(BackendWinograd, AsCloseToTheExactResultAsLibTorch) {
   at::set_num_threads(prev);
 }
 
+// tonnx's kernel on its own (whatever channel counts and planes the conv node's rules let
+// through): planes smaller than a tile's input, odd sizes, pads 0 to 2, several images,
+// against LibTorch's convolution at the zoo tests' tolerance.
+TEST(BackendWinograd, TonnxsOwnKernelOnTinyAndOddPlanes) {
+  if (!Winograd2x3::available()) GTEST_SKIP() << "no AVX-512 on this CPU";
+  torch::manual_seed(17);
+  struct Shape {
+    int64_t n, c, k, h, w, pad;
+  };
+  for (const Shape& s :
+       {Shape{1, 16, 16, 1, 1, 1}, Shape{2, 32, 16, 1, 3, 1}, Shape{1, 16, 32, 2, 2, 1},
+        Shape{3, 16, 16, 3, 3, 0}, Shape{1, 48, 32, 5, 4, 2}, Shape{2, 16, 48, 7, 9, 1}}) {
+    SCOPED_TRACE(
+        c10::str("n ", s.n, " c ", s.c, " k ", s.k, " plane ", s.h, "x", s.w, " pad ", s.pad));
+    at::Tensor w = torch::randn({s.k, s.c, 3, 3}) * 0.2, b = torch::randn({s.k});
+    at::Tensor x = torch::randn({s.n, s.c, s.h, s.w});
+    auto wg = Winograd2x3::make(w, s.n, s.h, s.w, s.pad, s.pad);
+    ASSERT_TRUE(wg);
+    at::Tensor want = at::conv2d(x, w, b, 1, s.pad);
+    at::Tensor xb = x.view({s.n, s.c / 16, 16, s.h, s.w}).permute({0, 1, 3, 4, 2}).contiguous();
+    at::Tensor yb = at::full({s.n, s.k / 16, want.size(2), want.size(3), 16}, std::nanf(""));
+    wg->run(xb.data_ptr<float>(), b.data_ptr<float>(), yb.data_ptr<float>());
+    at::Tensor got = yb.permute({0, 1, 4, 2, 3}).reshape(want.sizes());
+    tonnx::test::expect_close(got, want, 1e-3, 1e-5);  // every element written, none NaN
+  }
+  // No output (planes under 3x3 without pads): nothing to make.
+  EXPECT_FALSE(Winograd2x3::make(torch::randn({16, 16, 3, 3}), 1, 1, 1, 0, 0));
+  EXPECT_FALSE(Winograd2x3::make(torch::randn({16, 16, 3, 3}), 1, 2, 5, 0, 0));
+  EXPECT_FALSE(Winograd2x3::make(torch::randn({16, 8, 3, 3}), 1, 4, 4, 1, 1));  // C % 16
+}
+
 // 64 channels run oneDNN's F(2x2), 128 tonnx's own (oneDNN offers only F(4x4) there).
 TEST(BackendWinograd, NonFiniteValuesComeOutWhereTheDirectConvolutionPutsThem) {
   torch::manual_seed(12);
