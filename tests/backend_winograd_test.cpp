@@ -112,6 +112,24 @@ TEST(BackendWinograd, AsCloseToTheExactResultAsLibTorch) {
   at::set_num_threads(prev);
 }
 
+// Each input shape gets its own Winograd2x3 (tiles, matmul rows), and they share the one
+// transformed weight: a Rep run at three shapes transforms and packs it once.
+TEST(BackendWinograd, TonnxsOwnKernelTransformsTheWeightOncePerNode) {
+  torch::manual_seed(18);
+  at::Tensor w = torch::randn({128, 128, 3, 3}) * 0.03, b = torch::randn({128});
+  auto rep = tonnx::backend::prepare(conv_model(w, b, 1), "CPU");
+  uint64_t runs = Winograd2x3::runs(), packs = Winograd2x3::weight_packs();
+  for (auto shape : {std::vector<int64_t>{1, 128, 28, 28}, {2, 128, 28, 28}, {1, 128, 19, 23}}) {
+    SCOPED_TRACE(c10::str("x ", at::IntArrayRef(shape)));
+    at::Tensor x = torch::randn(shape);
+    tonnx::test::expect_close(rep.run({x}).at(0), at::conv2d(x, w, b, 1, 1), 1e-3, 1e-5);
+  }
+  if (cpu_has_winograd()) {
+    EXPECT_EQ(Winograd2x3::runs() - runs, 3u);
+    EXPECT_EQ(Winograd2x3::weight_packs() - packs, 1u);
+  }
+}
+
 // tonnx's kernel on its own (whatever channel counts and planes the conv node's rules let
 // through): planes smaller than a tile's input, odd sizes, pads 0 to 2, several images,
 // against LibTorch's convolution at the zoo tests' tolerance.

@@ -37,6 +37,9 @@ struct OneDnnBlockedConv::Impl {
   };
   // X's (logical) sizes, bias, the direct algorithm even where Winograd applies
   ShapeCache<std::tuple<std::vector<int64_t>, bool, bool>, Entry> cache;
+  // The last tonnx Winograd made (under the cache's lock): the next input shape shares its
+  // transformed weight.
+  mutable std::shared_ptr<const Winograd2x3> last_own;
 
   std::vector<int64_t> out_sizes(at::IntArrayRef x) const {
     std::vector<int64_t> out{x[0], weight.size(0)};
@@ -117,7 +120,8 @@ std::shared_ptr<const OneDnnBlockedConv::Impl::Entry> OneDnnBlockedConv::Impl::b
       }
     }
     if (!e->winograd && !direct && winograd_shape(x) && own_winograd_shape(x))
-      e->own = Winograd2x3::make(weight, x[0], x[2], x[3], p.pads[0], p.pads[1]);
+      e->own = last_own =
+          Winograd2x3::make(weight, x[0], x[2], x[3], p.pads[0], p.pads[1], last_own.get());
     if (e->own) {
       e->winograd = true;
       e->src = memory::desc(dims_of(x), kF32, Tag::nChw16c);

@@ -23,7 +23,7 @@ namespace tonnx::backend {
 namespace {
 
 using namespace dnn;  // NOLINT: the helpers of onednn_util.h
-std::atomic<uint64_t> g_runs{0};
+std::atomic<uint64_t> g_runs{0}, g_packs{0};
 
 // Tiles per matrix product: more rows run oneDNN's matmul closer to its peak, fewer keep the
 // transformed blocks in cache. Measured on Zen 5 from 128 to 512 (docs/backend.md): 512,
@@ -144,10 +144,13 @@ bool Winograd2x3::available() {
 
 uint64_t Winograd2x3::runs() { return g_runs.load(); }
 
+uint64_t Winograd2x3::weight_packs() { return g_packs.load(); }
+
 Winograd2x3::~Winograd2x3() = default;
 
 std::unique_ptr<const Winograd2x3> Winograd2x3::make(const at::Tensor& weight, int64_t n, int64_t h,
-                                                     int64_t w, int64_t pad_h, int64_t pad_w) {
+                                                     int64_t w, int64_t pad_h, int64_t pad_w,
+                                                     const Winograd2x3* same_weight) {
   if (!available() || !weight.defined() || weight.scalar_type() != at::kFloat ||
       weight.dim() != 4 || weight.size(2) != 3 || weight.size(3) != 3)
     return nullptr;
@@ -167,23 +170,6 @@ std::unique_ptr<const Winograd2x3> Winograd2x3::make(const at::Tensor& weight, i
   int64_t share = (g.tiles + parts - 1) / parts;
   int64_t blocks = (share + kMaxTilesPerBlock - 1) / kMaxTilesPerBlock;
   im.block = (share + blocks - 1) / blocks;
-  // U = G g G^T per (output, input) channel pair, in double, rounded once.
-  at::Tensor wd = weight.to(at::kDouble).contiguous();
-  const double kG[4][3] = {{1, 0, 0}, {.5, .5, .5}, {.5, -.5, .5}, {0, 0, 1}};
-  std::vector<float> u(static_cast<size_t>(16) * c * k);
-  const double* gp = wd.data_ptr<double>();
-  for (int64_t o = 0; o < k; ++o)
-    for (int64_t i = 0; i < c; ++i) {
-      const double* q = gp + (o * c + i) * 9;
-      double t[4][3];
-      for (int a = 0; a < 4; ++a)
-        for (int b = 0; b < 3; ++b)
-          t[a][b] = kG[a][0] * q[b] + kG[a][1] * q[3 + b] + kG[a][2] * q[6 + b];
-      for (int a = 0; a < 4; ++a)
-        for (int b = 0; b < 4; ++b)
-          u[(static_cast<size_t>(a * 4 + b) * c + i) * k + o] =
-              static_cast<float>(t[a][0] * kG[b][0] + t[a][1] * kG[b][1] + t[a][2] * kG[b][2]);
-    }
   try {
     const dnnl::engine& eng = cpu_engine();
     im.v_desc = memory::desc({16, im.block, c}, kF32, Tag::abc);
@@ -194,10 +180,33 @@ std::unique_ptr<const Winograd2x3> Winograd2x3::make(const at::Tensor& weight, i
                                     user_scratchpad(), eng);
     im.prim = dnnl::matmul(pd);
     im.scratch = pd.scratchpad_desc();
+    if (same_weight && same_weight->impl_->g.c == c && same_weight->impl_->g.k == k &&
+        same_weight->impl_->weights.get_desc() == pd.weights_desc()) {
+      im.weights = same_weight->impl_->weights;
+      return r;
+    }
+    // U = G g G^T per (output, input) channel pair, in double, rounded once.
+    at::Tensor wd = weight.to(at::kDouble).contiguous();
+    const double kG[4][3] = {{1, 0, 0}, {.5, .5, .5}, {.5, -.5, .5}, {0, 0, 1}};
+    std::vector<float> u(static_cast<size_t>(16) * c * k);
+    const double* gp = wd.data_ptr<double>();
+    for (int64_t o = 0; o < k; ++o)
+      for (int64_t i = 0; i < c; ++i) {
+        const double* q = gp + (o * c + i) * 9;
+        double t[4][3];
+        for (int a = 0; a < 4; ++a)
+          for (int b = 0; b < 3; ++b)
+            t[a][b] = kG[a][0] * q[b] + kG[a][1] * q[3 + b] + kG[a][2] * q[6 + b];
+        for (int a = 0; a < 4; ++a)
+          for (int b = 0; b < 4; ++b)
+            u[(static_cast<size_t>(a * 4 + b) * c + i) * k + o] =
+                static_cast<float>(t[a][0] * kG[b][0] + t[a][1] * kG[b][1] + t[a][2] * kG[b][2]);
+      }
     memory user(u_user, eng, u.data());
     im.weights = memory(pd.weights_desc(), eng);
     dnnl::stream s(eng);
     Reorder(u_user, pd.weights_desc()).run(s, user, im.weights);
+    g_packs.fetch_add(1, std::memory_order_relaxed);
   } catch (const dnnl::error&) {
     return nullptr;
   }

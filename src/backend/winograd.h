@@ -20,14 +20,19 @@ class Winograd2x3 {
   // pad_h and pad_w on both sides, stride 1, no dilation, one group. Null where it does not
   // apply: no AVX-512, another weight or shape, an empty output, or a primitive oneDNN
   // cannot make.
+  // `same_weight`, where given, is one made from this weight for another input shape: its
+  // transformed and packed weight is shared where the matmul reads the same format (it does
+  // not depend on the rows), not computed and stored again.
   static std::unique_ptr<const Winograd2x3> make(const at::Tensor& weight, int64_t n, int64_t h,
-                                                 int64_t w, int64_t pad_h, int64_t pad_w);
+                                                 int64_t w, int64_t pad_h, int64_t pad_w,
+                                                 const Winograd2x3* same_weight = nullptr);
   // x: nChw16c [n][C/16][h][w][16]; bias: K floats or null; y: nChw16c [n][K/16][oh][ow][16].
   // Throws std::runtime_error where oneDNN fails.
   void run(const float* x, const float* bias, float* y) const;
   // Whether this CPU runs it (AVX-512 F).
   static bool available();
-  static uint64_t runs();  // calls of run(), over all instances (for tests)
+  static uint64_t runs();          // calls of run(), over all instances (for tests)
+  static uint64_t weight_packs();  // weights transformed and packed, over all instances
   ~Winograd2x3();
 
  private:
