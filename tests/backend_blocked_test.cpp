@@ -150,6 +150,37 @@ TEST(BackendBlocked, ChainsGiveTheNchwResultsBitForBit) {
   at::set_num_threads(prev);
 }
 
+// oneDNN fixes a primitive's thread count when it makes it (onednn_util.h, ShapeCache): a Rep
+// makes its primitives again, once, for each thread count it runs at, and gives at each count
+// the bits of a Rep first run at that count.
+TEST(BackendBlocked, PrimitivesFollowTheThreadCount) {
+  onnx::ModelProto p = dense_net();
+  int prev = at::get_num_threads();
+  at::Tensor x = torch::randn({1, 8, 64, 64});
+  std::vector<at::Tensor> want[3];
+  for (int t : {1, 2}) {
+    at::set_num_threads(t);
+    want[t] = prepare(p, true, true).run({x});
+  }
+  auto rep = prepare(p, true, true);
+  at::set_num_threads(2);
+  rep.run({x});
+  // (threads, whether this count is new to the Rep)
+  for (auto [t, fresh] : {std::pair{1, true}, {2, false}, {1, false}}) {
+    SCOPED_TRACE("then at " + std::to_string(t) + " threads");
+    at::set_num_threads(t);
+    uint64_t before = tonnx::backend::onednn_cache_builds();
+    expect_same_bits(rep.run({x}), want[t]);
+    uint64_t built = tonnx::backend::onednn_cache_builds() - before;
+    if (fresh) {
+      EXPECT_GT(built, 0u);
+    } else {
+      EXPECT_EQ(built, 0u);
+    }
+  }
+  at::set_num_threads(prev);
+}
+
 TEST(BackendBlocked, OnlyKernelsThatKnowTheLayoutReadIt) {
   onnx::ModelProto p = dense_net();
   ir::Model m = tonnx::model_from_proto(p);

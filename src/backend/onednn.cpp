@@ -27,7 +27,12 @@ Tag torch_deconv_weight_tag(int64_t rank) {
   return rank == 3 ? Tag::bac : rank == 4 ? Tag::bacd : Tag::bacde;  // i, o, k...
 }
 
+std::atomic<uint64_t> g_shape_cache_builds{0};
+
 }  // namespace
+
+uint64_t onednn_cache_builds() { return g_shape_cache_builds.load(); }
+void dnn::count_shape_cache_build() { g_shape_cache_builds.fetch_add(1); }
 
 struct OneDnnDeconv::Impl {
   at::Tensor weight;  // Ci x Co x k..., contiguous float: a copy taken at prepare

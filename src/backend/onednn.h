@@ -163,4 +163,8 @@ bool onednn_nchw_pooling_is_jit();
 // over all Reps: for tests.
 uint64_t prepacked_conv_runs();
 
+// How many entries the oneDNN kernels' per-node caches (dnn::ShapeCache: input sizes, flags
+// and thread count) have built, over all nodes (for tests).
+uint64_t onednn_cache_builds();
+
 }  // namespace tonnx::backend
