@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "ir/cpu_allocator.h"
@@ -96,8 +97,8 @@ template <class Key, class Entry>
 class ShapeCache {
  public:
   template <class Build>
-  std::shared_ptr<const Entry> get(const Key& key, Build build) const {
-    std::pair<Key, int> k{key, at::get_num_threads()};
+  std::shared_ptr<const Entry> get(Key key, Build build) const {
+    std::pair<Key, int> k{std::move(key), at::get_num_threads()};
     std::lock_guard<std::mutex> lock(mu_);
     auto it = map_.find(k);
     if (it != map_.end()) return it->second;
