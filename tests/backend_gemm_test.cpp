@@ -496,3 +496,117 @@ TEST(BatchedMatMul, OverTheThreadsIsAtenMatmulBitForBit) {
   }
 }
 }  // namespace
+
+namespace {
+
+using tonnx::backend::gemv;
+using tonnx::backend::gemv_isa;
+using tonnx::backend::GemvIsa;
+
+// The ISAs this CPU can run: both kernels are tested where it has AVX-512.
+std::vector<GemvIsa> gemv_isas() {
+  std::vector<GemvIsa> isas;
+  if (gemv_isa() >= GemvIsa::Avx2) isas.push_back(GemvIsa::Avx2);
+  if (gemv_isa() >= GemvIsa::Avx512) isas.push_back(GemvIsa::Avx512);
+  return isas;
+}
+
+// b [k, n] stored as b^T row-major (rows form: a Gemm's transB weight) or row-major itself.
+at::Tensor gemv_matrix(int64_t k, int64_t n, bool rows) {
+  return rows ? torch::randn({n, k}).t() : torch::randn({k, n});
+}
+
+// Each output against the product in double, within the worst-case bound of summing k
+// products in float ((k + 2) units of rounding times the sum of their magnitudes).
+void expect_within_rounding(const at::Tensor& y, const at::Tensor& x, const at::Tensor& b,
+                            const at::Tensor& c, double alpha, double beta) {
+  at::Tensor xd = x.to(at::kDouble), bd = b.to(at::kDouble);
+  at::Tensor want = alpha * at::mv(bd.t(), xd);
+  if (c.defined()) want = want + beta * c.to(at::kDouble).reshape({-1});
+  at::Tensor bound = (std::abs(alpha) * at::mv(bd.abs().t(), xd.abs()) +
+                      (c.defined() ? std::abs(beta) * c.to(at::kDouble).abs().reshape({-1})
+                                   : at::zeros({1}, at::kDouble))) *
+                         ((b.size(0) + 4) * std::ldexp(1.0, -24)) +
+                     1e-30;
+  ASSERT_EQ(y.sizes(), want.sizes());
+  EXPECT_TRUE(((y.to(at::kDouble) - want).abs() <= bound).all().item<bool>())
+      << "largest error / bound: " << ((y.to(at::kDouble) - want).abs() / bound).max();
+}
+
+TEST(Gemv, BothLayoutsAndIsasWithinRoundingOfDouble) {
+  torch::manual_seed(51);
+  for (GemvIsa isa : gemv_isas()) {
+    for (int64_t k : {1, 7, 16, 17, 33, 1000}) {
+      for (int64_t n : {1, 3, 4, 5, 130, 257}) {
+        for (bool rows : {true, false}) {
+          for (int c_kind = 0; c_kind < 3; ++c_kind) {  // none, [1], [n]
+            SCOPED_TRACE("isa " + std::to_string(static_cast<int>(isa)) + " k " +
+                         std::to_string(k) + " n " + std::to_string(n) + " rows form " +
+                         std::to_string(rows) + " c kind " + std::to_string(c_kind));
+            at::Tensor b = gemv_matrix(k, n, rows), x = torch::randn({k});
+            at::Tensor c = c_kind == 0   ? at::Tensor()
+                           : c_kind == 1 ? torch::randn({1})
+                                         : torch::randn({n});
+            for (auto [alpha, beta] : {std::pair{1.0, 1.0}, std::pair{0.5, -2.0}}) {
+              at::Tensor y = gemv(x, b, c, alpha, beta, isa);
+              ASSERT_TRUE(y.defined());
+              expect_within_rounding(y, x, b, c, alpha, beta);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Gemv, SameBitsAtAnyThreadCountAndForAStridedX) {
+  torch::manual_seed(52);
+  int prev = at::get_num_threads();
+  for (GemvIsa isa : gemv_isas()) {
+    for (bool rows : {true, false}) {
+      at::Tensor b = gemv_matrix(2049, 1001, rows), c = torch::randn({1001});
+      at::Tensor xs = torch::randn({2049, 2}), x = xs.select(1, 1);  // stride 2
+      at::set_num_threads(1);
+      at::Tensor one = gemv(x, b, c, 1.0, 1.0, isa);
+      at::set_num_threads(2);
+      at::Tensor two = gemv(x, b, c, 1.0, 1.0, isa);
+      EXPECT_TRUE(at::equal(one, two));
+      EXPECT_TRUE(at::equal(one, gemv(x.contiguous(), b, c, 1.0, 1.0, isa)));
+      expect_within_rounding(one, x, b, c, 1.0, 1.0);
+    }
+  }
+  at::set_num_threads(prev);
+}
+
+TEST(Gemv, NanAndInfPropagateAndOtherInputsAreDeclined) {
+  float inf = std::numeric_limits<float>::infinity();
+  for (GemvIsa isa : gemv_isas()) {
+    for (bool rows : {true, false}) {
+      for (int64_t k : {5, 40}) {  // the NaN in the vector part and in the tail
+        at::Tensor b = rows ? torch::ones({6, k}).t() : torch::ones({k, 6});
+        at::Tensor x = torch::ones({k});
+        x[k - 1] = std::nanf("");
+        EXPECT_TRUE(gemv(x, b, {}, 1.0, 1.0, isa).isnan().all().item<bool>());
+        x[k - 1] = 1.0f;
+        b[k - 1][2] = inf;
+        at::Tensor y = gemv(x, b, torch::zeros({6}), 1.0, 1.0, isa);
+        EXPECT_TRUE(std::isinf(y[2].item<float>()) && y[2].item<float>() > 0);
+        EXPECT_EQ(y.isfinite().sum().item<int64_t>(), 5);
+        b[k - 1][2] = -inf;
+        b[0][2] = inf;  // inf - inf
+        EXPECT_TRUE(std::isnan(gemv(x, b, {}, 1.0, 1.0, isa)[2].item<float>()));
+      }
+    }
+    at::Tensor b = torch::randn({8, 9}), x = torch::randn({8});
+    EXPECT_FALSE(gemv(x, b.t().contiguous().t().slice(1, 0, 9, 2), {}, 1, 1, isa).defined())
+        << "a strided matrix";
+    EXPECT_FALSE(gemv(x, b.to(at::kDouble), {}, 1, 1, isa).defined()) << "double";
+    EXPECT_FALSE(gemv(x.to(at::kLong), b, {}, 1, 1, isa).defined()) << "int64";
+    EXPECT_FALSE(gemv(x.slice(0, 0, 7), b, {}, 1, 1, isa).defined()) << "k mismatch";
+    EXPECT_FALSE(gemv(x, b, torch::randn({3}), 1, 1, isa).defined()) << "c of 3 for 9 columns";
+    EXPECT_FALSE(gemv(torch::randn({0}), torch::randn({0, 9}), {}, 1, 1, isa).defined()) << "k 0";
+  }
+  EXPECT_FALSE(gemv(torch::randn({4}), torch::randn({4, 4}), {}, 1, 1, GemvIsa::None).defined());
+}
+
+}  // namespace

@@ -5,6 +5,7 @@
 #include <c10/util/accumulate.h>
 
 #include <dlfcn.h>
+#include <immintrin.h>
 
 #include <atomic>
 
@@ -17,14 +18,206 @@ namespace tonnx::backend {
 namespace {
 std::atomic<uint64_t> g_batched_runs{0};
 
+// tonnx's GEMV: y[j] = alpha * sum_k x[k] * B[k][j] + beta * c[j], B [K, N] float stored as
+// W = B^T row-major ([N, K], a Gemm's transB weight as exported) or row-major itself. A
+// single row times a large matrix is bound by reading the matrix once: OpenBLAS's GEMM is 3-10x
+// slower than a GEMV there, and its GEMV (sgemv) reached 21-34 GB/s against 24-40 for this
+// loop (Zen 4, AlexNet's 9216 x 4096 layer; docs/backend.md, "GEMV for one row"). Each output
+// is summed by one thread in one order whatever the thread count: rows form, 16 (AVX-512) or 8
+// (AVX2) lanes each over k = lane mod width in k order, then the lanes added pairwise, then
+// the tail k in order; columns form, k in order per column.
+struct GemvArgs {
+  const float* w;  // rows form: W [N, K]; columns form: B [K, N]
+  const float* x;  // [K]
+  const float* c;  // [N], [1] or null
+  bool c_scalar;
+  float alpha, beta;
+  float* y;  // [N]
+  int64_t n, k;
+};
+inline float gemv_out(const GemvArgs& g, int64_t j, float dot) {
+  float v = g.alpha * dot;
+  return g.c ? v + g.beta * g.c[g.c_scalar ? 0 : j] : v;
+}
+
+// The lanes of a register added pairwise: halves first, down to one. (Stored and added in
+// scalar code: GCC 12 warns on the undefined registers of the extracting intrinsics.)
+template <int L>
+inline float reduce_lanes(float* t) {
+  for (int w = L / 2; w >= 1; w /= 2)
+    for (int i = 0; i < w; ++i) t[i] += t[i + w];
+  return t[0];
+}
+__attribute__((target("avx2,fma"))) inline float reduce8(__m256 v) {
+  alignas(32) float t[8];
+  _mm256_store_ps(t, v);
+  return reduce_lanes<8>(t);
+}
+__attribute__((target("avx512f,fma"))) inline float reduce16(__m512 v) {
+  alignas(64) float t[16];
+  _mm512_store_ps(t, v);
+  return reduce_lanes<16>(t);
+}
+
+// Rows form, outputs [j0, j1), four rows at a time reading x once for all four.
+__attribute__((target("avx512f,fma"))) void gemv_rows_avx512(const GemvArgs& g, int64_t j0,
+                                                             int64_t j1) {
+  const int64_t k = g.k, kv = k / 16 * 16;
+  auto tail = [&](const float* w, float s) {
+    for (int64_t i = kv; i < k; ++i) s += w[i] * g.x[i];
+    return s;
+  };
+  int64_t j = j0;
+  for (; j + 4 <= j1; j += 4) {
+    const float* w0 = g.w + j * k;
+    const float *w1 = w0 + k, *w2 = w1 + k, *w3 = w2 + k;
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    for (int64_t i = 0; i < kv; i += 16) {
+      __m512 xv = _mm512_loadu_ps(g.x + i);
+      a0 = _mm512_fmadd_ps(_mm512_loadu_ps(w0 + i), xv, a0);
+      a1 = _mm512_fmadd_ps(_mm512_loadu_ps(w1 + i), xv, a1);
+      a2 = _mm512_fmadd_ps(_mm512_loadu_ps(w2 + i), xv, a2);
+      a3 = _mm512_fmadd_ps(_mm512_loadu_ps(w3 + i), xv, a3);
+    }
+    g.y[j] = gemv_out(g, j, tail(w0, reduce16(a0)));
+    g.y[j + 1] = gemv_out(g, j + 1, tail(w1, reduce16(a1)));
+    g.y[j + 2] = gemv_out(g, j + 2, tail(w2, reduce16(a2)));
+    g.y[j + 3] = gemv_out(g, j + 3, tail(w3, reduce16(a3)));
+  }
+  for (; j < j1; ++j) {
+    const float* w = g.w + j * k;
+    __m512 a = _mm512_setzero_ps();
+    for (int64_t i = 0; i < kv; i += 16)
+      a = _mm512_fmadd_ps(_mm512_loadu_ps(w + i), _mm512_loadu_ps(g.x + i), a);
+    g.y[j] = gemv_out(g, j, tail(w, reduce16(a)));
+  }
+}
+
+__attribute__((target("avx2,fma"))) void gemv_rows_avx2(const GemvArgs& g, int64_t j0, int64_t j1) {
+  const int64_t k = g.k, kv = k / 8 * 8;
+  for (int64_t j = j0; j < j1; j += 2) {
+    const bool two = j + 1 < j1;
+    const float* w0 = g.w + j * k;
+    const float* w1 = two ? w0 + k : w0;
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0;
+    for (int64_t i = 0; i < kv; i += 8) {
+      __m256 xv = _mm256_loadu_ps(g.x + i);
+      a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w0 + i), xv, a0);
+      a1 = _mm256_fmadd_ps(_mm256_loadu_ps(w1 + i), xv, a1);
+    }
+    float s0 = reduce8(a0), s1 = reduce8(a1);
+    for (int64_t i = kv; i < k; ++i) {
+      s0 += w0[i] * g.x[i];
+      s1 += w1[i] * g.x[i];
+    }
+    g.y[j] = gemv_out(g, j, s0);
+    if (two) g.y[j + 1] = gemv_out(g, j + 1, s1);
+  }
+}
+
+// Columns form, outputs [j0, j1) (j0 a multiple of kGemvCols): 128 columns at a time down
+// all of B's rows, in eight AVX-512 accumulators (masked at the right edge).
+constexpr int64_t kGemvCols = 128;
+__attribute__((target("avx512f,fma"))) void gemv_cols_avx512(const GemvArgs& g, int64_t j0,
+                                                             int64_t j1) {
+  for (int64_t c0 = j0; c0 < j1; c0 += kGemvCols) {
+    const int64_t width = std::min(kGemvCols, j1 - c0);
+    const int vecs = static_cast<int>((width + 15) / 16);
+    __mmask16 mask[8];
+    for (int v = 0; v < vecs; ++v) {
+      int64_t left = width - v * 16;
+      mask[v] = left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1);
+    }
+    __m512 acc[8];
+    for (auto& a : acc) a = _mm512_setzero_ps();
+    for (int64_t i = 0; i < g.k; ++i) {
+      const float* row = g.w + i * g.n + c0;
+      __m512 xv = _mm512_set1_ps(g.x[i]);
+      for (int v = 0; v < vecs; ++v)
+        acc[v] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mask[v], row + v * 16), xv, acc[v]);
+    }
+    alignas(64) float out[kGemvCols];
+    for (int v = 0; v < vecs; ++v) _mm512_store_ps(out + v * 16, acc[v]);
+    for (int64_t j = 0; j < width; ++j) g.y[c0 + j] = gemv_out(g, c0 + j, out[j]);
+  }
+}
+
+__attribute__((target("avx2,fma"))) void gemv_cols_avx2(const GemvArgs& g, int64_t j0, int64_t j1) {
+  for (int64_t c0 = j0; c0 < j1; c0 += kGemvCols) {
+    const int64_t width = std::min(kGemvCols, j1 - c0), vecs = width / 8;
+    __m256 acc[16];
+    float rest[8] = {};
+    for (auto& a : acc) a = _mm256_setzero_ps();
+    for (int64_t i = 0; i < g.k; ++i) {
+      const float* row = g.w + i * g.n + c0;
+      const float xi = g.x[i];
+      __m256 xv = _mm256_set1_ps(xi);
+      for (int64_t v = 0; v < vecs; ++v)
+        acc[v] = _mm256_fmadd_ps(_mm256_loadu_ps(row + v * 8), xv, acc[v]);
+      for (int64_t j = vecs * 8; j < width; ++j) rest[j - vecs * 8] += row[j] * xi;
+    }
+    alignas(32) float out[kGemvCols];
+    for (int64_t v = 0; v < vecs; ++v) _mm256_store_ps(out + v * 8, acc[v]);
+    for (int64_t j = vecs * 8; j < width; ++j) out[j] = rest[j - vecs * 8];
+    for (int64_t j = 0; j < width; ++j) g.y[c0 + j] = gemv_out(g, c0 + j, out[j]);
+  }
+}
+
+}  // namespace
+
+GemvIsa gemv_isa() {
+  static const GemvIsa isa = __builtin_cpu_supports("avx512f") ? GemvIsa::Avx512
+                             : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
+                                 ? GemvIsa::Avx2
+                                 : GemvIsa::None;
+  return isa;
+}
+
+at::Tensor gemv(const at::Tensor& x, const at::Tensor& b, const at::Tensor& c, double alpha,
+                double beta, GemvIsa isa) {
+  if (isa == GemvIsa::None || isa > gemv_isa() || x.scalar_type() != at::kFloat ||
+      b.scalar_type() != at::kFloat || x.dim() != 1 || b.dim() != 2 || x.size(0) != b.size(0))
+    return {};
+  const int64_t k = b.size(0), n = b.size(1);
+  const bool rows = b.t().is_contiguous();
+  if (k == 0 || n == 0 || (!rows && !b.is_contiguous())) return {};
+  at::Tensor cc;
+  if (c.defined()) {
+    if (c.scalar_type() != at::kFloat || (c.numel() != n && c.numel() != 1)) return {};
+    cc = c.contiguous();
+  }
+  at::Tensor xc = x.contiguous(), y = at::empty({n}, x.options());
+  GemvArgs g{b.data_ptr<float>(),
+             xc.data_ptr<float>(),
+             cc.defined() ? cc.data_ptr<float>() : nullptr,
+             cc.defined() && cc.numel() == 1 && n != 1,
+             static_cast<float>(alpha),
+             static_cast<float>(beta),
+             y.data_ptr<float>(),
+             n,
+             k};
+  const bool wide = isa == GemvIsa::Avx512;
+  // Tasks of at least 64K multiply-adds: smaller ones cost more to hand out than they save.
+  const int64_t unit = rows ? 4 : kGemvCols, units = (n + unit - 1) / unit;
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / (unit * k));
+  at::parallel_for(0, units, grain, [&](int64_t u0, int64_t u1) {
+    const int64_t j0 = u0 * unit, j1 = std::min(n, u1 * unit);
+    if (rows)
+      wide ? gemv_rows_avx512(g, j0, j1) : gemv_rows_avx2(g, j0, j1);
+    else
+      wide ? gemv_cols_avx512(g, j0, j1) : gemv_cols_avx2(g, j0, j1);
+  });
+  return y;
+}
+
+namespace {
+
 // alpha * a @ b + beta * c (c broadcast to the result, or undefined). A single row times a
-// large matrix runs as a matrix-vector product: OpenBLAS's GEMM is 3-6x slower than its GEMV
-// there (one thread, Zen 5: 512 x 1000 0.17 -> 0.034 ms, 2048 x 1000 0.73 -> 0.12 ms,
-// 4096 x 1000 1.47 -> 0.28 ms; AlexNet's classifier at batch 1: 44 ms -> 11 ms on the first
-// AVX-512 machine). GEMV sums in another order than LibTorch's GEMM (about 1e-6 relative;
-// docs/backend.md): every batch-1 classifier of the zoo takes it (ResNet-18's 512 x 1000 and
-// up); only matrices under 2^18 elements, where the gain is a few microseconds, and every
-// one with `exact` (PrepareOptions::exact) keep the GEMM and LibTorch's result bit for bit.
+// matrix of 2^18 elements or more runs as tonnx's GEMV (above; LibTorch's addmv where the CPU
+// has neither AVX-512 nor AVX2), which sums in another order than LibTorch's GEMM (about 1e-6
+// relative; docs/backend.md): every batch-1 classifier of the zoo takes it (ResNet-18's 512 x
+// 1000 and up); only smaller matrices, where the gain is a few microseconds, and every one with
+// `exact` (PrepareOptions::exact) keep the GEMM and LibTorch's result bit for bit.
 constexpr int64_t kGemvMinElements = int64_t{1} << 18;
 at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, double alpha,
                 double beta, bool exact) {
@@ -32,8 +225,10 @@ at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, d
   if (!exact && a.size(0) == 1 && b.numel() >= kGemvMinElements && a.scalar_type() == at::kFloat &&
       b.scalar_type() == at::kFloat &&
       (!c.defined() || (c.scalar_type() == at::kFloat && (c.numel() == n || c.numel() == 1)))) {
-    at::Tensor y = c.defined() ? at::addmv(c.reshape({-1}).expand({n}), b.t(), a[0], beta, alpha)
-                               : at::mv(b.t(), a[0]);
+    at::Tensor y = gemv(a[0], b, c, alpha, beta, gemv_isa());
+    if (y.defined()) return y.unsqueeze(0);
+    y = c.defined() ? at::addmv(c.reshape({-1}).expand({n}), b.t(), a[0], beta, alpha)
+                    : at::mv(b.t(), a[0]);
     if (!c.defined() && alpha != 1.0) y.mul_(alpha);
     return y.unsqueeze(0);
   }
