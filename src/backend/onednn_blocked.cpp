@@ -61,11 +61,12 @@ struct OneDnnBlockedConv::Impl {
   }
   // Where oneDNN offers only F(4x4), tonnx's F(2x2) (winograd.h) runs the shapes it was
   // measured faster on than the direct kernel (docs/backend.md, "Winograd"): blocks of 16
-  // channels on both sides and 96 or more output channels (VGG's 64 -> 64 on 224 x 224 was
-  // slower at two threads).
+  // channels on both sides and 64 or more output channels (DenseNet's 128 -> 32 was slower;
+  // VGG's and super_resolution's 64 -> 64 on 224 x 224 faster on Zen 4 at both thread counts,
+  // on Zen 5 at one thread and 5-8% slower at two).
   bool own_winograd_shape(at::IntArrayRef x) const {
     return Winograd2x3::available() && x[1] % 16 == 0 && weight.size(0) % 16 == 0 &&
-           weight.size(0) >= 96;
+           weight.size(0) >= 64;
   }
 };
 
