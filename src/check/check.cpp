@@ -17,6 +17,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <future>
+#include <mutex>
+#include <system_error>
 #include <sstream>
 #include <unordered_map>
 
@@ -98,10 +101,30 @@ const char* signal_name(int sig) {
   }
 }
 
+// libonnx's schema registry, built on another thread (start_loading_onnx_schemas); the
+// future is valid once that thread has started.
+std::mutex g_schemas_mu;
+std::shared_future<void> g_schemas;
+void load_schemas() {
+  // The first lookup builds every schema of every opset.
+  (void)onnx::OpSchemaRegistry::Schema("Relu", 14, "");
+}
+// A fork while that thread builds would leave the child waiting forever on the registry's
+// guard, held by a thread the child does not have: wait for it first.
+void wait_for_schemas() {
+  std::shared_future<void> f;
+  {
+    std::lock_guard<std::mutex> lock(g_schemas_mu);
+    f = g_schemas;
+  }
+  if (f.valid()) f.wait();
+}
+
 // Runs `work` on m in a child process. The child answers 'E' + message (a CheckError) or
 // 'M' + the model without tensor data; the parent copies the inferred types into m.
 void isolated(onnx::ModelProto& m, const char* what,
               const std::function<void(onnx::ModelProto&)>& work) {
+  wait_for_schemas();
   int fds[2];
   if (::pipe(fds) != 0) throw CheckError(std::string("cannot run ") + what + ": pipe failed");
   std::fflush(nullptr);
@@ -178,6 +201,16 @@ void infer_in_process(onnx::ModelProto& m) {
 
 void infer_shapes_strict(onnx::ModelProto& m) {
   isolated(m, "ONNX shape inference", infer_in_process);
+}
+
+void start_loading_onnx_schemas() {
+  std::lock_guard<std::mutex> lock(g_schemas_mu);
+  if (g_schemas.valid()) return;
+  try {
+    g_schemas = std::async(std::launch::async, load_schemas).share();
+  } catch (const std::system_error&) {
+    // No thread to spare: the first check builds them, as it would have.
+  }
 }
 
 void check_model(onnx::ModelProto& m, bool infer_shapes) {

@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 
 namespace {
 constexpr uint64_t kProtobufLimit = static_cast<uint64_t>(std::numeric_limits<int32_t>::max());
-// Data files from this size on are written past the page cache (PendingFile's direct mode).
+// Files from this size on are written past the page cache (PendingFile's direct mode).
 constexpr uint64_t kDirectWrite = uint64_t{64} << 20;
 
 void put_varint(std::ostream& out, uint64_t v) {
@@ -243,7 +243,9 @@ SavedModel save_model(const ir::Model& m, onnx::ModelProto& skeleton, const std:
     ++i;
   }
   if (total > kProtobufLimit) throw std::runtime_error(too_big(path, total));
-  PendingFile model(path);
+  // A large model file past the page cache too: buffered, AlexNet's 233 MB took 0.09 s or
+  // 0.7 s by how many dirty pages earlier writes had left (docs/export_speed.md).
+  PendingFile model(path, total >= kDirectWrite);
   model.write([&](std::ostream& out) {
     at::Tensor buffer;
     out.write(head.data(), static_cast<std::streamsize>(head.size()));
