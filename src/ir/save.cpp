@@ -23,8 +23,10 @@ namespace fs = std::filesystem;
 
 namespace {
 constexpr uint64_t kProtobufLimit = static_cast<uint64_t>(std::numeric_limits<int32_t>::max());
-// Files from this size on are written past the page cache (PendingFile's direct mode).
+// Data files from this size on are written past the page cache (PendingFile's direct mode),
+// model files from the next.
 constexpr uint64_t kDirectWrite = uint64_t{64} << 20;
+constexpr uint64_t kDirectModelWrite = uint64_t{32} << 20;
 
 void put_varint(std::ostream& out, uint64_t v) {
   uint8_t buf[10];
@@ -243,9 +245,11 @@ SavedModel save_model(const ir::Model& m, onnx::ModelProto& skeleton, const std:
     ++i;
   }
   if (total > kProtobufLimit) throw std::runtime_error(too_big(path, total));
-  // A large model file past the page cache too: buffered, AlexNet's 233 MB took 0.09 s or
-  // 0.7 s by how many dirty pages earlier writes had left (docs/export_speed.md).
-  PendingFile model(path, total >= kDirectWrite);
+  // A model file of 32 MB or more past the page cache too: buffered, AlexNet's 233 MB took
+  // 0.09 s or 0.7 s, word_language_model's 53 MB 0.04 s or 0.21 s, by how many dirty pages
+  // earlier writes had left (docs/export_speed.md). Direct writes are slower than an
+  // unthrottled buffered one below that (DCGAN's 14 MB: 16-22 ms against 13-15).
+  PendingFile model(path, total >= kDirectModelWrite);
   model.write([&](std::ostream& out) {
     at::Tensor buffer;
     out.write(head.data(), static_cast<std::streamsize>(head.size()));
