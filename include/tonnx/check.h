@@ -27,6 +27,9 @@ void infer_shapes_strict(onnx::ModelProto& m);
 // time (about 7 ms); the exporter starts this as it begins to trace, so the two overlap.
 // A check waits for it to finish before it forks.
 void start_loading_onnx_schemas();
+// Waits for that thread, if one was started. Whoever starts it waits before returning or
+// throwing: a process that exits while libonnx builds crashes in its static destructors.
+void wait_for_onnx_schemas();
 
 // Pictures of the graph (`tonnx print --format dot|svg`): one box per node with its op and
 // key attributes, edges labelled with the types of the values they carry (where the model

@@ -109,9 +109,12 @@ void load_schemas() {
   // The first lookup builds every schema of every opset.
   (void)onnx::OpSchemaRegistry::Schema("Relu", 14, "");
 }
+}  // namespace
+
 // A fork while that thread builds would leave the child waiting forever on the registry's
-// guard, held by a thread the child does not have: wait for it first.
-void wait_for_schemas() {
+// guard, held by a thread the child does not have; an exit would destroy libonnx's statics
+// under it: wait for it first.
+void wait_for_onnx_schemas() {
   std::shared_future<void> f;
   {
     std::lock_guard<std::mutex> lock(g_schemas_mu);
@@ -120,11 +123,13 @@ void wait_for_schemas() {
   if (f.valid()) f.wait();
 }
 
+namespace {
+
 // Runs `work` on m in a child process. The child answers 'E' + message (a CheckError) or
 // 'M' + the model without tensor data; the parent copies the inferred types into m.
 void isolated(onnx::ModelProto& m, const char* what,
               const std::function<void(onnx::ModelProto&)>& work) {
-  wait_for_schemas();
+  wait_for_onnx_schemas();
   int fds[2];
   if (::pipe(fds) != 0) throw CheckError(std::string("cannot run ") + what + ": pipe failed");
   std::fflush(nullptr);

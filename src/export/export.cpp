@@ -16,6 +16,9 @@ detail::Exported run_export(const Traceable& model, const std::vector<torch::Ten
                             const ExportOptions& o, bool eager_outputs) {
   detail::validate_options(o);
   start_loading_onnx_schemas();  // for the check, while the trace runs
+  struct WaitForSchemas {
+    ~WaitForSchemas() { wait_for_onnx_schemas(); }  // also when the export fails
+  } wait_for_schemas;
   detail::StageTimer timer;
   timer.lap("start");
   detail::TraceResult tr = detail::trace(model, args, o.training, o.dynamic_axes, o.input_names,
