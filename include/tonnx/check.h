@@ -22,14 +22,19 @@ void check_model(onnx::ModelProto& m, bool infer_shapes = true);
 void check_model_file(const std::string& path);
 // Strict shape inference alone (no checker, no external data read); throws CheckError.
 void infer_shapes_strict(onnx::ModelProto& m);
-// Starts building libonnx's operator schemas on another thread (once per process; later calls
-// do nothing). Each check runs in a child process, which otherwise builds them anew every
-// time (about 7 ms); the exporter starts this as it begins to trace, so the two overlap.
-// A check waits for it to finish before it forks.
-void start_loading_onnx_schemas();
-// Waits for that thread, if one was started. Whoever starts it waits before returning or
-// throwing: a process that exits while libonnx builds crashes in its static destructors.
-void wait_for_onnx_schemas();
+// While alive, libonnx's operator schemas are being built on another thread (started once
+// per process; a later scope finds them built). Each check runs in a child process, which
+// otherwise builds them anew every time (about 7 ms); an export holds one while it traces,
+// so the two overlap. A check waits for that thread before it forks, and the scope's end
+// waits for it too (also when an export fails): a process that exits while libonnx builds
+// crashes in its static destructors.
+class OnnxSchemasLoading {
+ public:
+  OnnxSchemasLoading();
+  ~OnnxSchemasLoading();
+  OnnxSchemasLoading(const OnnxSchemasLoading&) = delete;
+  OnnxSchemasLoading& operator=(const OnnxSchemasLoading&) = delete;
+};
 
 // Pictures of the graph (`tonnx print --format dot|svg`): one box per node with its op and
 // key attributes, edges labelled with the types of the values they carry (where the model

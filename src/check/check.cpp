@@ -101,20 +101,18 @@ const char* signal_name(int sig) {
   }
 }
 
-// libonnx's schema registry, built on another thread (start_loading_onnx_schemas); the
-// future is valid once that thread has started.
+// libonnx's schema registry, built on another thread (OnnxSchemasLoading); the future is
+// valid once that thread has started.
 std::mutex g_schemas_mu;
 std::shared_future<void> g_schemas;
 void load_schemas() {
   // The first lookup builds every schema of every opset.
   (void)onnx::OpSchemaRegistry::Schema("Relu", 14, "");
 }
-}  // namespace
-
 // A fork while that thread builds would leave the child waiting forever on the registry's
 // guard, held by a thread the child does not have; an exit would destroy libonnx's statics
 // under it: wait for it first.
-void wait_for_onnx_schemas() {
+void wait_for_schemas() {
   std::shared_future<void> f;
   {
     std::lock_guard<std::mutex> lock(g_schemas_mu);
@@ -123,13 +121,11 @@ void wait_for_onnx_schemas() {
   if (f.valid()) f.wait();
 }
 
-namespace {
-
 // Runs `work` on m in a child process. The child answers 'E' + message (a CheckError) or
 // 'M' + the model without tensor data; the parent copies the inferred types into m.
 void isolated(onnx::ModelProto& m, const char* what,
               const std::function<void(onnx::ModelProto&)>& work) {
-  wait_for_onnx_schemas();
+  wait_for_schemas();
   int fds[2];
   if (::pipe(fds) != 0) throw CheckError(std::string("cannot run ") + what + ": pipe failed");
   std::fflush(nullptr);
@@ -208,7 +204,7 @@ void infer_shapes_strict(onnx::ModelProto& m) {
   isolated(m, "ONNX shape inference", infer_in_process);
 }
 
-void start_loading_onnx_schemas() {
+OnnxSchemasLoading::OnnxSchemasLoading() {
   std::lock_guard<std::mutex> lock(g_schemas_mu);
   if (g_schemas.valid()) return;
   try {
@@ -217,6 +213,7 @@ void start_loading_onnx_schemas() {
     // No thread to spare: the first check builds them, as it would have.
   }
 }
+OnnxSchemasLoading::~OnnxSchemasLoading() { wait_for_schemas(); }
 
 void check_model(onnx::ModelProto& m, bool infer_shapes) {
   isolated(m, "ONNX's checker and shape inference", [infer_shapes](onnx::ModelProto& model) {

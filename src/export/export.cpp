@@ -15,10 +15,7 @@ namespace {
 detail::Exported run_export(const Traceable& model, const std::vector<torch::Tensor>& args,
                             const ExportOptions& o, bool eager_outputs) {
   detail::validate_options(o);
-  start_loading_onnx_schemas();  // for the check, while the trace runs
-  struct WaitForSchemas {
-    ~WaitForSchemas() { wait_for_onnx_schemas(); }  // also when the export fails
-  } wait_for_schemas;
+  OnnxSchemasLoading schemas;  // for the check, while the trace runs
   detail::StageTimer timer;
   timer.lap("start");
   detail::TraceResult tr = detail::trace(model, args, o.training, o.dynamic_axes, o.input_names,

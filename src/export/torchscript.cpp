@@ -281,10 +281,7 @@ std::string describe_inputs(const std::vector<c10::IValue>& inputs) {
 detail::Exported run_export(torch::jit::Module& module, const std::vector<c10::IValue>& args_in,
                             const ExportOptions& o) {
   detail::validate_options(o);
-  start_loading_onnx_schemas();  // for the check, while the graph is prepared
-  struct WaitForSchemas {
-    ~WaitForSchemas() { wait_for_onnx_schemas(); }  // also when the export fails
-  } wait_for_schemas;
+  OnnxSchemasLoading schemas;  // for the check, while the graph is prepared
   // A new instance over the same tensors: eval() and the exporter's changes do not reach the
   // caller's module, and the weights are not copied. Modules holding objects of custom
   // classes (quantized packed weights) are copied whole: those objects do not survive sharing.
