@@ -456,16 +456,30 @@ def forward(self, x):
 
 // Scalars computed at run time: baddbmm's beta and alpha, linspace's steps (an empty and a
 // one-step range too), and tril/triu's diagonal (Trilu takes it as an input from opset 14).
+//
+// beta 0 at run time: self is ignored, its NaN and inf too, as PyTorch documents. LibTorch 1.13's
+// baddbmm does not always do so on small batches: on the same inputs, some calls return NaN
+// where self is infinite (in 477 of 2000 random draws here, and once in CI), so that output's
+// oracle is the documented alpha * bmm(b1, b2), not LibTorch's run of it.
 TEST_P(ParityOps11, RuntimeScalars) {
   Tensor s = torch::randn({2, 3, 5}), b1 = torch::randn({2, 3, 4}), b2 = torch::randn({2, 4, 5});
-  check_script(R"(
+  torch::jit::Module m("Scripted");
+  m.define(R"(
 def forward(self, s, b1, b2, a, n):
     bb = torch.baddbmm(s, b1, b2, beta=float(a), alpha=float(a) * 2.0)
-    # beta 0 at run time: self is ignored, its NaN and inf too (as in PyTorch)
     b0 = torch.baddbmm(s / 0.0, b1, b2, beta=float(a) - 0.75)
     return bb, b0, torch.linspace(-1.0, float(a), int(n)), torch.linspace(2.0, 3.0, int(n) - 5), torch.linspace(2.0, 3.0, int(n) - 4)
-)",
-               {s, b1, b2, torch::tensor(0.75), torch::tensor(5L)}, opset(), "runtime_scalars");
+)");
+  std::vector<Tensor> inputs{s, b1, b2, torch::tensor(0.75), torch::tensor(5L)};
+  ExportOptions opt;
+  opt.opset_version = opset();
+  std::string name = "runtime_scalars_opset" + std::to_string(opset());
+  std::string path = temp_dir(name) + "/model.onnx";
+  ExportSummary sum = export_model(m, inputs, path, opt);
+  ASSERT_EQ(sum.eager_outputs.size(), 5u);
+  std::vector<Tensor> want = sum.eager_outputs;
+  want[1] = torch::bmm(b1, b2);
+  expect_outputs_match(path, sum.graph_inputs(inputs), want, name);
   if (opset() < 14) return;
   check_script(R"(
 def forward(self, x, k):
