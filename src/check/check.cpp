@@ -2,6 +2,8 @@
 // used by `tonnx print`, `tonnx check` and verbose export alike.
 #include "tonnx/check.h"
 
+#include "check/check_work.h"
+#include "check/checker_process.h"
 #include "check/format.h"
 
 #include <onnx/checker.h>
@@ -18,6 +20,7 @@
 #include <filesystem>
 #include <functional>
 #include <future>
+#include <optional>
 #include <mutex>
 #include <system_error>
 #include <sstream>
@@ -30,32 +33,15 @@ namespace tonnx {
 
 namespace {
 
-// libonnx's checker and shape inference trust the model: Debian's libonnx reads past the
-// dims of a malformed node (ConvTranspose, found by fuzz_load) and crashes. They run in a
-// child process; a crash, a sanitizer report or a hang there is an error here, never a crash
-// of the caller. The child sends back the model without tensor data (so only types travel)
-// and the parent copies the inferred types into its own model.
+namespace cw = check_work;
 
-void strip_tensor(onnx::TensorProto& t) {
-  t.clear_raw_data();
-  t.clear_float_data();
-  t.clear_int32_data();
-  t.clear_int64_data();
-  t.clear_double_data();
-  t.clear_uint64_data();
-  t.clear_string_data();
-}
-void strip_data(onnx::GraphProto& g) {
-  for (auto& t : *g.mutable_initializer()) strip_tensor(t);
-  g.clear_sparse_initializer();
-  for (auto& n : *g.mutable_node())
-    for (auto& a : *n.mutable_attribute()) {
-      if (a.has_t()) strip_tensor(*a.mutable_t());
-      for (auto& t : *a.mutable_tensors()) strip_tensor(t);
-      if (a.has_g()) strip_data(*a.mutable_g());
-      for (auto& sub : *a.mutable_graphs()) strip_data(sub);
-    }
-}
+// libonnx's checker and shape inference trust the model: Debian's libonnx reads past the
+// dims of a malformed node (ConvTranspose, found by fuzz_load) and crashes. They run in
+// another process; a crash, a sanitizer report or a hang there is an error here, never a crash
+// of the caller. That process is tonnx's checker process (checker_process.h), or, for a model
+// it cannot take, a forked child. Either sends back the model without tensor data (so only
+// types travel) and the caller copies the inferred types into its own model.
+
 // What inference adds: value_info and the outputs' types, in every graph.
 void copy_inferred(const onnx::GraphProto& from, onnx::GraphProto& to) {
   *to.mutable_value_info() = from.value_info();
@@ -82,33 +68,10 @@ bool write_all(int fd, const std::string& s) {
   return true;
 }
 
-const char* signal_name(int sig) {
-  switch (sig) {
-    case SIGSEGV:
-      return "SIGSEGV";
-    case SIGBUS:
-      return "SIGBUS";
-    case SIGABRT:
-      return "SIGABRT";
-    case SIGFPE:
-      return "SIGFPE";
-    case SIGILL:
-      return "SIGILL";
-    case SIGKILL:
-      return "SIGKILL";
-    default:
-      return "a signal";
-  }
-}
-
-// libonnx's schema registry, built on another thread (OnnxSchemasLoading); the future is
-// valid once that thread has started.
+// libonnx's schema registry, built on another thread (OnnxSchemasLoading) where there is no
+// checker process; the future is valid once that thread has started.
 std::mutex g_schemas_mu;
 std::shared_future<void> g_schemas;
-void load_schemas() {
-  // The first lookup builds every schema of every opset.
-  (void)onnx::OpSchemaRegistry::Schema("Relu", 14, "");
-}
 // A fork while that thread builds would leave the child waiting forever on the registry's
 // guard, held by a thread the child does not have; an exit would destroy libonnx's statics
 // under it: wait for it first.
@@ -121,19 +84,18 @@ void wait_for_schemas() {
   if (f.valid()) f.wait();
 }
 
-// Runs `work` on m in a child process. The child answers 'E' + message (a CheckError) or
-// 'M' + the model without tensor data; the parent copies the inferred types into m.
-void isolated(onnx::ModelProto& m, const char* what,
-              const std::function<void(onnx::ModelProto&)>& work) {
+// Runs `work` on m in a forked child, which answers as check_work::run does.
+std::string forked(onnx::ModelProto& m, const std::string& what,
+                   const std::function<std::string(onnx::ModelProto&)>& work) {
   wait_for_schemas();
   int fds[2];
-  if (::pipe(fds) != 0) throw CheckError(std::string("cannot run ") + what + ": pipe failed");
+  if (::pipe(fds) != 0) throw CheckError("cannot run " + what + ": pipe failed");
   std::fflush(nullptr);
   pid_t pid = ::fork();
   if (pid < 0) {
     ::close(fds[0]);
     ::close(fds[1]);
-    throw CheckError(std::string("cannot run ") + what + ": fork failed");
+    throw CheckError("cannot run " + what + ": fork failed");
   }
   if (pid == 0) {
     // The child: a crash must end it quietly (no handler of the caller's, such as a fuzzer's).
@@ -141,9 +103,7 @@ void isolated(onnx::ModelProto& m, const char* what,
     ::close(fds[0]);
     std::string answer;
     try {
-      work(m);
-      strip_data(*m.mutable_graph());
-      answer = "M" + m.SerializeAsString();
+      answer = work(m);
     } catch (const std::exception& e) {
       answer = std::string("E") + e.what();
     }
@@ -176,39 +136,43 @@ void isolated(onnx::ModelProto& m, const char* what,
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (timed_out) throw CheckError(std::string(what) + " did not finish in 600 s; it was stopped");
+  if (timed_out) throw CheckError(what + " did not finish in 600 s; it was stopped");
   if (WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0) || answer.empty())
-    throw CheckError(std::string(what) + " crashed on this model (" +
-                     (WIFSIGNALED(status) ? signal_name(WTERMSIG(status)) : "abnormal exit") +
-                     "): the model is malformed in a way libonnx does not check, such as a "
-                     "node whose inputs have fewer dimensions than its operator needs");
-  if (answer[0] == 'E') throw CheckError(answer.substr(1));
+    throw CheckError(cw::crash_message(what, status));
+  return answer;
+}
+
+// Copies the types an answer carries into m, or throws the CheckError it carries.
+void apply(const std::string& answer, onnx::ModelProto& m, const std::string& what) {
+  if (!answer.empty() && answer[0] == 'E') throw CheckError(answer.substr(1));
   onnx::ModelProto result;
-  if (answer[0] != 'M' || !result.ParseFromString(answer.substr(1)))
-    throw CheckError(std::string(what) + " returned an unreadable answer");
+  if (answer.empty() || answer[0] != 'M' ||
+      !result.ParseFromArray(answer.data() + 1, static_cast<int>(answer.size() - 1)))
+    throw CheckError(what + " returned an unreadable answer");
   copy_inferred(result.graph(), *m.mutable_graph());
 }
 
-void infer_in_process(onnx::ModelProto& m) {
-  try {
-    onnx::ShapeInferenceOptions opts(/*check_type=*/true, /*strict_mode=*/1, /*data_prop=*/false);
-    onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(), opts);
-  } catch (const std::exception& e) {
-    throw CheckError(std::string("ONNX shape inference: ") + e.what());
-  }
+// check_work::run(kind, m) away from this process, its types copied into m.
+void isolated(onnx::ModelProto& m, const std::string& what, char kind) {
+  std::optional<std::string> answer = detail::ask_checker_process(kind, m, what);
+  if (!answer)
+    answer = forked(m, what, [kind](onnx::ModelProto& model) { return cw::run(kind, model); });
+  apply(*answer, m, what);
 }
 
 }  // namespace
 
 void infer_shapes_strict(onnx::ModelProto& m) {
-  isolated(m, "ONNX shape inference", infer_in_process);
+  isolated(m, "ONNX shape inference", cw::kInferOnly);
 }
 
 OnnxSchemasLoading::OnnxSchemasLoading() {
+  // The checker process builds them in its own time; a forked check needs them here.
+  if (detail::start_checker_process()) return;
   std::lock_guard<std::mutex> lock(g_schemas_mu);
   if (g_schemas.valid()) return;
   try {
-    g_schemas = std::async(std::launch::async, load_schemas).share();
+    g_schemas = std::async(std::launch::async, cw::load_schemas).share();
   } catch (const std::system_error&) {
     // No thread to spare: the first check builds them, as it would have.
   }
@@ -216,14 +180,8 @@ OnnxSchemasLoading::OnnxSchemasLoading() {
 OnnxSchemasLoading::~OnnxSchemasLoading() { wait_for_schemas(); }
 
 void check_model(onnx::ModelProto& m, bool infer_shapes) {
-  isolated(m, "ONNX's checker and shape inference", [infer_shapes](onnx::ModelProto& model) {
-    try {
-      onnx::checker::check_model(model);
-    } catch (const std::exception& e) {
-      throw CheckError(std::string("ONNX checker: ") + e.what());
-    }
-    if (infer_shapes) infer_in_process(model);
-  });
+  isolated(m, "ONNX's checker and shape inference",
+           infer_shapes ? cw::kCheckAndInfer : cw::kCheckOnly);
 }
 
 namespace {
@@ -253,15 +211,18 @@ void check_model_file(const std::string& path) {
   } catch (const std::exception& e) {
     throw CheckError(e.what());
   }
-  isolated(m, "ONNX's checker and shape inference", [&path](onnx::ModelProto& model) {
+  // In a forked child, which shares the model's bytes: the path form of libonnx's checker
+  // resolves external data relative to the model's folder.
+  const std::string what = "ONNX's checker and shape inference";
+  std::string answer = forked(m, what, [&path](onnx::ModelProto& model) {
     try {
-      // The path form resolves external data relative to the model's folder.
       onnx::checker::check_model(path);
     } catch (const std::exception& e) {
-      throw CheckError(std::string("ONNX checker: ") + e.what());
+      return std::string("EONNX checker: ") + e.what();
     }
-    infer_in_process(model);
+    return cw::run(cw::kInferOnly, model);
   });
+  apply(answer, m, what);
 }
 
 namespace {

@@ -1,0 +1,47 @@
+// tonnx-check: tonnx's checker process. libtonnx starts it (checker_process.cpp) with a socket
+// as its standard input and sends it models; it runs libonnx's checker and shape inference on
+// each and answers with the inferred types. libonnx trusts the models it checks (it crashes on
+// some malformed ones), so it runs here, in a process of its own, and not in the caller's;
+// unlike a forked copy of the caller, this process does not copy the caller's page tables
+// (tens of milliseconds for a process holding a large model), and it builds libonnx's
+// schemas once, while the caller traces. Links libonnx only; it exits when the socket closes.
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <string>
+
+#include "check/check_work.h"
+
+namespace cw = tonnx::check_work;
+
+int main(int argc, char** argv) {
+  struct stat st {};
+  if (argc != 1 || ::fstat(0, &st) != 0 || !S_ISSOCK(st.st_mode)) {
+    std::fprintf(stderr,
+                 "%s: tonnx's checker process; libtonnx starts it with a socket as its input. "
+                 "To check a model, run `tonnx check MODEL.onnx`.\n",
+                 argc > 0 ? argv[0] : "tonnx-check");
+    return 2;
+  }
+  std::signal(SIGPIPE, SIG_IGN);
+  // Nothing of the caller's but the socket and stderr (stdout is /dev/null).
+  ::close_range(3, ~0U, 0);
+  cw::load_schemas();
+  if (!cw::send_frame(0, cw::kHelloKind, cw::kHello)) return 0;
+  for (;;) {
+    char kind = 0;
+    std::string payload;
+    // protobuf's own limit on a message is 2 GB; the caller sends far less.
+    if (cw::read_frame(0, std::nullopt, uint64_t{1} << 31, kind, payload) != cw::ReadStatus::kOk)
+      return 0;  // the caller closed the socket (or exited)
+    onnx::ModelProto m;
+    bool parsed = m.ParseFromString(payload);
+    payload.clear();
+    payload.shrink_to_fit();
+    std::string answer = parsed ? cw::run(kind, m) : std::string(1, cw::kUnparsedKind);
+    if (!cw::send_frame(0, answer[0], answer.substr(1))) return 0;
+  }
+}
