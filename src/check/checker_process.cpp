@@ -72,7 +72,8 @@ bool start_locked(Checker& c) {
     c.greeted = false;
   }
   if (c.pid > 0) return true;
-  if (c.disabled) return false;
+  const char* env = std::getenv("TONNX_CHECK_HELPER");
+  if (c.disabled || (env && std::string(env) == "off")) return false;
   std::string path = checker_process_path();
   if (path.empty()) {
     c.disabled = true;
@@ -145,7 +146,7 @@ std::string checker_process_path() {
 bool start_checker_process() {
   Checker& c = checker();
   std::unique_lock<std::mutex> lock(c.mu, std::try_to_lock);
-  if (!lock) return c.pid > 0;  // another thread is asking it already
+  if (!lock) return true;  // another thread is asking it (or starting it) already
   return start_locked(c);
 }
 
@@ -156,9 +157,10 @@ std::optional<std::string> ask_checker_process(char kind, const onnx::ModelProto
   if ((env && std::string(env) == "off") || m.ByteSizeLong() > kMaxSent) return std::nullopt;
   std::unique_lock<std::mutex> lock(c.mu, std::try_to_lock);
   if (!lock) return std::nullopt;  // busy with another thread's model: that one forks
-  std::string bytes = m.SerializeAsString();
+  std::string bytes;
   for (int attempt = 0; attempt < 2; ++attempt) {
     if (!start_locked(c)) return std::nullopt;
+    if (bytes.empty()) bytes = m.SerializeAsString();
     bool sent = cw::send_frame(c.fd, kind, bytes);
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(600);
     char k = 0;
