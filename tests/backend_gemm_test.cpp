@@ -610,4 +610,59 @@ TEST(Gemv, NanAndInfPropagateAndOtherInputsAreDeclined) {
   EXPECT_FALSE(gemv(torch::randn({4}), torch::randn({4, 4}), {}, 1, 1, GemvIsa::None).defined());
 }
 
+// MatMul of one row (a vector, [1, K], [1, 1, K]) by a matrix of 2^18 or more elements, an
+// initializer or a graph input: tonnx's GEMV, bit for bit, within rounding of LibTorch's
+// matmul (for these sizes the same bits as OpenBLAS's one-row GEMM, in 2-3x less time, so
+// gemv_runs() tells the paths apart), NaN and inf propagated; two rows, a small matrix and
+// `exact` keep their paths.
+TEST(Gemv, MatMulOfOneRowByALargeMatrix) {
+  torch::manual_seed(53);
+  at::Tensor w = torch::randn({512, 1024});
+  for (bool constant : {true, false}) {
+    G b;
+    b.out(b.op("MatMul", {b.in("a"), constant ? b.init("w", w) : b.in("w")}), "y");
+    for (std::vector<int64_t> shape :
+         {std::vector<int64_t>{512}, {1, 512}, {1, 1, 512}, {2, 512}}) {
+      SCOPED_TRACE(c10::str(constant ? "initializer" : "input", " A ", at::IntArrayRef(shape)));
+      at::Tensor a = torch::randn(shape);
+      a.view({-1})[7] = std::nanf("");
+      a.view({-1})[300] = std::numeric_limits<float>::infinity();
+      std::vector<at::Tensor> inputs{a};
+      if (!constant) inputs.push_back(w);
+      Rep rep = prepare(b, true);
+      uint64_t before = tonnx::backend::gemv_runs();
+      at::Tensor y = rep.run(inputs)[0];
+      EXPECT_EQ(tonnx::backend::gemv_runs() - before, shape[0] == 2 ? 0u : 1u);
+      at::Tensor want = at::matmul(a, w);
+      ASSERT_EQ(y.sizes(), want.sizes());
+      EXPECT_TRUE(at::allclose(y, want, 1e-4, 1e-4, /*equal_nan=*/true));
+      EXPECT_EQ(y.isnan().sum().item<int64_t>(), want.isnan().sum().item<int64_t>());
+      if (shape[0] == 2) continue;  // two rows: oneDNN's matmul or LibTorch's
+      at::Tensor gv = gemv(a.reshape({-1}), w, {}, 1.0, 0.0, gemv_isa());
+      ASSERT_TRUE(gv.defined());
+      EXPECT_TRUE(at::allclose(y.reshape({-1}), gv, 0, 0, /*equal_nan=*/true));
+      at::Tensor finite = a.nan_to_num(0, 0, 0);
+      std::vector<at::Tensor> finite_inputs{finite};
+      if (!constant) finite_inputs.push_back(w);
+      expect_within_rounding(prepare(b, true).run(finite_inputs)[0].reshape({-1}),
+                             finite.reshape({-1}), w, {}, 1.0, 0.0);
+      PrepareOptions exact;
+      exact.exact = true;
+      Rep exact_rep = tonnx::backend::prepare(tonnx::model_to_proto(b.m), "CPU", exact);
+      before = tonnx::backend::gemv_runs();
+      at::Tensor e = exact_rep.run(inputs)[0];
+      EXPECT_EQ(tonnx::backend::gemv_runs(), before) << "exact: no GEMV";
+      EXPECT_TRUE(at::allclose(e, want, 0, 0, /*equal_nan=*/true)) << "exact: LibTorch's bits";
+    }
+  }
+  // A matrix below 2^18 elements: LibTorch's matmul, bit for bit.
+  at::Tensor small = torch::randn({64, 96}), a = torch::randn({1, 64});
+  G s;
+  s.out(s.op("MatMul", {s.in("a"), s.init("w", small)}), "y");
+  Rep small_rep = prepare(s, true);
+  uint64_t before = tonnx::backend::gemv_runs();
+  EXPECT_TRUE(at::equal(small_rep.run({a})[0], at::matmul(a, small)));
+  EXPECT_EQ(tonnx::backend::gemv_runs(), before);
+}
+
 }  // namespace

@@ -17,6 +17,7 @@
 namespace tonnx::backend {
 namespace {
 std::atomic<uint64_t> g_batched_runs{0};
+std::atomic<uint64_t> g_gemv_runs{0};
 
 // tonnx's GEMV: y[j] = alpha * sum_k x[k] * B[k][j] + beta * c[j], B [K, N] float stored as
 // W = B^T row-major ([N, K], a Gemm's transB weight as exported) or row-major itself. A
@@ -186,6 +187,7 @@ at::Tensor gemv(const at::Tensor& x, const at::Tensor& b, const at::Tensor& c, d
     if (c.scalar_type() != at::kFloat || (c.numel() != n && c.numel() != 1)) return {};
     cc = c.contiguous();
   }
+  g_gemv_runs.fetch_add(1, std::memory_order_relaxed);
   at::Tensor xc = x.contiguous(), y = at::empty({n}, x.options());
   GemvArgs g{b.data_ptr<float>(),
              xc.data_ptr<float>(),
@@ -401,16 +403,31 @@ at::Tensor batched_over_threads(const at::Tensor& a, const at::Tensor& b) {
   return y.view(last_dim_as(a, n));
 }
 
-// MatMul; with B an initializer matrix, A's rows (all leading axes) times B on oneDNN.
+// Whether A [..., K] is one row of K > 0 floats times a float matrix B [K, N] of the size
+// that gemm() runs as tonnx's GEMV.
+bool one_row_gemv(const at::Tensor& a, const at::Tensor& b) {
+  return a.dim() >= 1 && b.dim() == 2 && a.size(-1) > 0 && a.size(-1) == b.size(0) &&
+         a.numel() == a.size(-1) && b.numel() >= kGemvMinElements &&
+         a.scalar_type() == at::kFloat && b.scalar_type() == at::kFloat;
+}
+
+// MatMul; with B an initializer matrix, A's rows (all leading axes) times B on oneDNN. One row
+// (a batch-1 head, a decoder's step) times a large matrix: tonnx's GEMV, as Gemm's, where
+// oneDNN's matmul declines and at::matmul would run OpenBLAS's GEMM at M = 1 (3-10x slower).
 TONNX_KERNEL("MatMul", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   auto dnn = make_onednn_matmul(s, false);
-  return [dnn](const Tensors& in) -> Tensors {
+  bool exact = s.choices.exact;
+  return [dnn, exact](const Tensors& in) -> Tensors {
     const at::Tensor& a = in.at(0);
     if (dnn && a.dim() >= 2 && a.size(-1) == dnn->rows()) {
       at::Tensor y =
           over_rows(a, dnn->cols(), [&](const at::Tensor& rows) { return dnn->run(rows, {}); });
       if (y.defined()) return {y};
     }
+    if (!exact && one_row_gemv(a, in.at(1)))
+      return {over_rows(a, in.at(1).size(1), [&](const at::Tensor& row) {
+        return gemm(row, in.at(1), at::Tensor(), 1.0, 0.0, false);
+      })};
     at::Tensor y = batched_over_threads(a, in.at(1));
     return {y.defined() ? y : at::matmul(a, in.at(1))};
   };
@@ -419,5 +436,6 @@ TONNX_KERNEL("MatMul", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
 }  // namespace
 
 uint64_t batched_matmul_runs() { return g_batched_runs.load(); }
+uint64_t gemv_runs() { return g_gemv_runs.load(); }
 
 }  // namespace tonnx::backend

@@ -22,5 +22,8 @@ enum class GemvIsa { None, Avx2, Avx512 };
 GemvIsa gemv_isa();  // the best this CPU has
 at::Tensor gemv(const at::Tensor& x, const at::Tensor& b, const at::Tensor& c, double alpha,
                 double beta, GemvIsa isa);
+// How many products gemv has computed, over all callers (for tests: in the columns form its
+// result can equal OpenBLAS's for one row bit for bit, and then only this tells them apart).
+uint64_t gemv_runs();
 
 }  // namespace tonnx::backend
