@@ -10,7 +10,9 @@ and the worst model (issue 16's goals: geomean <= 0.9, no model above 1.0), also
 The machine this project runs on is shared and noisy (one runtime's median moved by 60%
 between two runs of this script), and noise only ever adds time. So tonnx and ONNX Runtime
 take turns, ROUNDS times, each a process with --repeat runs, and each side's time is the
-lowest of its medians: a burst of noise then hits both sides alike or neither. Each process
+lowest of its medians: a burst of noise then hits both sides alike or neither. Five turns
+since 2026-12-06: with three, all three of tonnx's turns on Inception v3 at two threads once
+fell in a spell 16% slower than the run before (56.9 ms against 49.1), ORT's 5%. Each process
 times at least --repeat 10 runs and about 1.5 s of them (the count from LibTorch eager's time,
 the same for both sides): ten runs of a 2 ms model were too few to rise above the noise.
 With --onednn-conv, the `dnn_ms` column is tonnx with `--onednn-conv` (Conv on oneDNN in
@@ -35,7 +37,7 @@ HAS_CONV = {"alexnet", "resnet18", "resnet50", "vgg16", "densenet121", "inceptio
 TORCH_TWIN = {"bert_base": "1x128,1x128", "gpt2_small": "1x128"}
 # Accuracy is the tests' business; a loose tolerance keeps multi-threaded float noise from aborting.
 TOL = ["--rtol", "1e-2", "--atol", "1e-3"]
-ROUNDS = 3
+ROUNDS = 5
 
 
 def run(cmd):
