@@ -117,15 +117,26 @@ std::string crash_message(const std::string& what, int status) {
          "inputs have fewer dimensions than its operator needs";
 }
 
-bool send_frame(int fd, char kind, const std::string& payload) {
+bool send_frame(int fd, char kind, const std::string& payload,
+                std::optional<std::chrono::steady_clock::time_point> deadline) {
   char head[9];
   head[0] = kind;
   uint64_t n = payload.size();
   for (int i = 0; i < 8; ++i) head[1 + i] = static_cast<char>((n >> (8 * i)) & 0xff);
-  auto send_all = [fd](const char* p, size_t len) {
+  auto send_all = [fd, &deadline](const char* p, size_t len) {
     while (len > 0) {
-      ssize_t w = ::send(fd, p, len, MSG_NOSIGNAL);
-      if (w < 0 && errno == EINTR) continue;
+      if (deadline) {  // a peer that stops reading must not hold the sender for ever
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        *deadline - std::chrono::steady_clock::now())
+                        .count();
+        if (left <= 0) return false;
+        pollfd q{fd, POLLOUT, 0};
+        int r = ::poll(&q, 1, static_cast<int>(std::min<int64_t>(left, 1000)));
+        if (r < 0 && errno != EINTR) return false;
+        if (r <= 0) continue;
+      }
+      ssize_t w = ::send(fd, p, len, MSG_NOSIGNAL | (deadline ? MSG_DONTWAIT : 0));
+      if (w < 0 && (errno == EINTR || errno == EAGAIN)) continue;
       if (w <= 0) return false;
       p += w;
       len -= static_cast<size_t>(w);

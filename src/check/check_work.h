@@ -41,8 +41,10 @@ constexpr const char* kHello = "tonnx-check protocol 1";
 constexpr char kUnparsedKind = 'P';
 
 // A frame on a socket: its kind (1 byte), its payload's length (8 bytes, little-endian), the
-// payload. send_frame is false when the peer is gone (no SIGPIPE).
-bool send_frame(int fd, char kind, const std::string& payload);
+// payload. send_frame is false when the peer is gone (no SIGPIPE) or, with a deadline, has
+// not taken the frame by then.
+bool send_frame(int fd, char kind, const std::string& payload,
+                std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt);
 enum class ReadStatus { kOk, kClosed, kTimedOut, kTooLong };
 // Reads one frame; no deadline: waits as long as it takes. A payload over max_bytes is
 // kTooLong, and the stream is unusable after it.

@@ -43,16 +43,30 @@ struct Checker {
   bool greeted = false;
   bool disabled = false;  // it could not start, or spoke another protocol: fork from now on
 };
+// Never destroyed: no static destructor races an exit. A fork()ed copy of the process gets
+// a fresh one (its lock may have been held by a thread the copy does not have), and closes its
+// copy of the socket, so that the helper ends when the process that started it ends.
+Checker* g_checker = nullptr;
+void forked_copy() {
+  if (g_checker && g_checker->fd >= 0) ::close(g_checker->fd);
+  g_checker = new Checker;
+}
 Checker& checker() {
-  static Checker* c = new Checker;  // never destroyed: no static destructor races an exit
-  return *c;
+  static bool once = [] {
+    g_checker = new Checker;
+    ::pthread_atfork(nullptr, nullptr, forked_copy);
+    return true;
+  }();
+  (void)once;
+  return *g_checker;
 }
 
-// Forgets the process (reaping it when `reap`); the caller holds the lock.
-void forget(Checker& c, bool kill_it, int* status = nullptr) {
+// Forgets the process, killed first (a no-op on one that has ended, whose status stays),
+// and reaps it; the caller holds the lock.
+void forget(Checker& c, int* status = nullptr) {
   if (c.fd >= 0) ::close(c.fd);
   if (c.pid > 0 && c.owner == ::getpid()) {
-    if (kill_it) ::kill(c.pid, SIGKILL);
+    ::kill(c.pid, SIGKILL);
     int st = 0;
     while (::waitpid(c.pid, &st, 0) < 0 && errno == EINTR) {
     }
@@ -81,15 +95,18 @@ bool start_locked(Checker& c) {
   }
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return false;
-  // The child's end becomes its fd 0; a dup2 onto itself would keep it close-on-exec.
-  if (sv[1] < 3) {
-    int moved = ::fcntl(sv[1], F_DUPFD_CLOEXEC, 3);
-    ::close(sv[1]);
-    if (moved < 0) {
-      ::close(sv[0]);
-      return false;
-    }
-    sv[1] = moved;
+  // Both ends above the standard streams: the child's becomes its fd 0 (a dup2 onto itself
+  // would keep it close-on-exec), and ours must not be a stream someone else writes to.
+  for (int& end : sv) {
+    if (end >= 3) continue;
+    int moved = ::fcntl(end, F_DUPFD_CLOEXEC, 3);
+    ::close(end);
+    end = moved;
+  }
+  if (sv[0] < 0 || sv[1] < 0) {
+    for (int end : sv)
+      if (end >= 0) ::close(end);
+    return false;
   }
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
@@ -100,7 +117,9 @@ bool start_locked(Checker& c) {
   sigset_t none;
   sigemptyset(&none);
   posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+  // Its own process group: a Ctrl-C at the terminal is for the caller, whose exit ends it.
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
   std::string arg0 = path;
   char* argv[] = {arg0.data(), nullptr};
   pid_t pid = 0;
@@ -158,41 +177,39 @@ std::optional<std::string> ask_checker_process(char kind, const onnx::ModelProto
   std::unique_lock<std::mutex> lock(c.mu, std::try_to_lock);
   if (!lock) return std::nullopt;  // busy with another thread's model: that one forks
   std::string bytes;
+  // A second attempt after the process ended under the request: killed from outside (the
+  // OOM killer, say) is not the model's fault; a model that crashes it does so again.
   for (int attempt = 0; attempt < 2; ++attempt) {
     if (!start_locked(c)) return std::nullopt;
-    if (bytes.empty()) bytes = m.SerializeAsString();
-    bool sent = cw::send_frame(c.fd, kind, bytes);
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(600);
     char k = 0;
     std::string payload;
     if (!c.greeted) {
-      // The greeting comes once its schemas are built. None: it did not start (a library
-      // missing, say) or is another build's: fork from now on.
+      // The greeting comes once its schemas are built (milliseconds). None in 10 s, or
+      // another: it did not start (a library missing, say), hangs, or is another build's:
+      // fork from now on.
       cw::ReadStatus h = cw::read_frame(
-          c.fd, std::chrono::steady_clock::now() + std::chrono::seconds(60), 1024, k, payload);
+          c.fd, std::chrono::steady_clock::now() + std::chrono::seconds(10), 1024, k, payload);
       if (h != cw::ReadStatus::kOk || k != cw::kHelloKind || payload != cw::kHello) {
-        forget(c, true);
+        forget(c);
         c.disabled = true;
         return std::nullopt;
       }
       c.greeted = true;
     }
-    if (!sent) {
-      forget(c, true);  // it had ended (killed from outside): start another, once
-      continue;
-    }
-    cw::ReadStatus s = cw::read_frame(c.fd, deadline, uint64_t{1} << 32, k, payload);
+    if (bytes.empty()) bytes = m.SerializeAsString();
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(600);
+    cw::ReadStatus s = cw::send_frame(c.fd, kind, bytes, deadline)
+                           ? cw::read_frame(c.fd, deadline, uint64_t{1} << 32, k, payload)
+                           : cw::ReadStatus::kClosed;
     if (s == cw::ReadStatus::kOk) {
       if (k == cw::kUnparsedKind) return std::nullopt;
       return std::string(1, k) + payload;
     }
-    if (s == cw::ReadStatus::kTimedOut) {
-      forget(c, true);
-      throw CheckError(what + " did not finish in 600 s; it was stopped");
-    }
     int status = 0;
-    forget(c, s == cw::ReadStatus::kTooLong, &status);
-    throw CheckError(cw::crash_message(what, status));
+    forget(c, &status);
+    if (s == cw::ReadStatus::kTimedOut || std::chrono::steady_clock::now() >= deadline)
+      throw CheckError(what + " did not finish in 600 s; it was stopped");
+    if (attempt == 1) throw CheckError(cw::crash_message(what, status));
   }
   return std::nullopt;
 }

@@ -27,6 +27,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::signal(SIGPIPE, SIG_IGN);
+  // A crash of libonnx ends this process by its signal, which the caller reports, as a forked
+  // child's; a sanitizer build's handlers would exit with a status instead.
+  for (int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL}) std::signal(sig, SIG_DFL);
   // Nothing of the caller's but the socket and stderr (stdout is /dev/null).
   ::close_range(3, ~0U, 0);
   cw::load_schemas();
@@ -41,7 +44,14 @@ int main(int argc, char** argv) {
     bool parsed = m.ParseFromString(payload);
     payload.clear();
     payload.shrink_to_fit();
-    std::string answer = parsed ? cw::run(kind, m) : std::string(1, cw::kUnparsedKind);
+    std::string answer(1, cw::kUnparsedKind);
+    if (parsed) {
+      try {
+        answer = cw::run(kind, m);
+      } catch (const std::exception& e) {  // as a forked child answers (out of memory, say)
+        answer = std::string("E") + e.what();
+      }
+    }
     if (!cw::send_frame(0, answer[0], answer.substr(1))) return 0;
   }
 }
