@@ -57,22 +57,7 @@ struct HelperEnv {
   std::optional<std::string> saved;
 };
 
-// x [2, 3] -> Relu -> y -> Neg -> z: inference gives y's type.
-onnx::ModelProto valid_model() {
-  onnx::ModelProto m = tonnx::test::one_node_model("Relu", {"x"});
-  auto* shape =
-      m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
-  shape->add_dim()->set_dim_value(2);
-  shape->add_dim()->set_dim_value(3);
-  auto* neg = m.mutable_graph()->add_node();
-  neg->set_op_type("Neg");
-  neg->add_input("y");
-  neg->add_output("z");
-  auto* out = m.mutable_graph()->mutable_output(0);
-  out->set_name("z");
-  *out->mutable_type()->mutable_tensor_type()->mutable_shape() = *shape;
-  return m;
-}
+onnx::ModelProto valid_model() { return tonnx::test::relu_neg_model(); }
 
 // What a check gives: the error's message, or the model with its inferred types.
 std::string outcome(void (*check)(onnx::ModelProto&), onnx::ModelProto m) {
@@ -150,31 +135,28 @@ TEST(CheckerProcess, AnswersAsAForkedChildDoes) {
 // A crash is that check's error; the next check gets a new process. So does one after the
 // process was killed from outside.
 TEST(CheckerProcess, SurvivesCrashesAndKills) {
-  onnx::ModelProto ok = valid_model();
-  tonnx::check_model(ok);
-  std::set<pid_t> first = checker_children();
-  ASSERT_EQ(first.size(), 1u);
+  // A check that gets y's type back from a process of its own: that process's pid.
+  auto checked_by = [] {
+    onnx::ModelProto ok = valid_model();
+    tonnx::check_model(ok);
+    EXPECT_EQ(ok.graph().value_info_size(), 1);
+    std::set<pid_t> children = checker_children();
+    EXPECT_EQ(children.size(), 1u);
+    return children.empty() ? pid_t{0} : *children.begin();
+  };
+  pid_t first = checked_by();
   onnx::ModelProto crash = tonnx::read_model_proto(tonnx::test::source_dir() +
                                                    "/tests/data/libonnx_convtranspose_crash.onnx");
   expect_error([&] { tonnx::infer_shapes_strict(crash); },
                "ONNX shape inference crashed on this model (SIGSEGV)");
   EXPECT_TRUE(checker_children().empty());  // reaped
-  ok = valid_model();
-  tonnx::check_model(ok);
-  EXPECT_EQ(ok.graph().value_info_size(), 1);
-  std::set<pid_t> second = checker_children();
-  ASSERT_EQ(second.size(), 1u);
-  EXPECT_NE(*second.begin(), *first.begin());
-
-  ASSERT_EQ(::kill(*second.begin(), SIGKILL), 0);
+  pid_t second = checked_by();
+  EXPECT_NE(second, first);
+  ASSERT_GT(second, 0);
+  ASSERT_EQ(::kill(second, SIGKILL), 0);
   // Straight on, while it may still be dying with the next model sent: that check retries on
   // a new process instead of blaming the model.
-  ok = valid_model();
-  tonnx::check_model(ok);
-  EXPECT_EQ(ok.graph().value_info_size(), 1);
-  std::set<pid_t> third = checker_children();
-  ASSERT_EQ(third.size(), 1u);
-  EXPECT_NE(*third.begin(), *second.begin());
+  EXPECT_NE(checked_by(), second);
 }
 
 // A forked copy of this process must not talk to its parent's checker process: it starts

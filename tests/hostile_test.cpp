@@ -130,18 +130,7 @@ TEST(Hostile, LibonnxCrashesAreContained) {
   EXPECT_NE(tonnx::printable_graph(m).find("onnx::ConvTranspose"), std::string::npos);
   expect_error([&] { prepare(path); }, "'nowhere'");
   // A model libonnx accepts still comes back with its inferred types (y's, here).
-  m = model("Relu", {"x"});
-  auto* shape =
-      m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
-  shape->add_dim()->set_dim_value(2);
-  shape->add_dim()->set_dim_value(3);
-  auto* neg = m.mutable_graph()->add_node();
-  neg->set_op_type("Neg");
-  neg->add_input("y");
-  neg->add_output("z");
-  auto* out = m.mutable_graph()->mutable_output(0);
-  out->set_name("z");
-  *out->mutable_type()->mutable_tensor_type()->mutable_shape() = *shape;
+  m = tonnx::test::relu_neg_model();
   tonnx::check_model(m);
   ASSERT_EQ(m.graph().value_info_size(), 1);
   EXPECT_EQ(m.graph().value_info(0).name(), "y");

@@ -54,6 +54,22 @@ onnx::ModelProto one_node_model(const std::string& op, const std::vector<std::st
   return m;
 }
 
+onnx::ModelProto relu_neg_model() {
+  onnx::ModelProto m = one_node_model("Relu", {"x"});
+  auto* shape =
+      m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  shape->add_dim()->set_dim_value(2);
+  shape->add_dim()->set_dim_value(3);
+  auto* neg = m.mutable_graph()->add_node();
+  neg->set_op_type("Neg");
+  neg->add_input("y");
+  neg->add_output("z");
+  auto* out = m.mutable_graph()->mutable_output(0);
+  out->set_name("z");
+  *out->mutable_type()->mutable_tensor_type()->mutable_shape() = *shape;
+  return m;
+}
+
 std::string temp_dir(const std::string& name) {
   // ctest runs each test in its own process, two at a time: a folder per test, so that one
   // test's clean-up never removes another's files (several tests share a `name`).

@@ -24,6 +24,8 @@ void expect_error(const std::function<void()>& f, const std::string& what);
 
 onnx::ModelProto one_node_model(const std::string& op, const std::vector<std::string>& inputs,
                                 int opset = 17);
+// x Float(2, 3) -> Relu -> y -> Neg -> z, a model libonnx accepts: inference gives y's type.
+onnx::ModelProto relu_neg_model();
 
 std::string source_dir();
 // A fresh, empty folder for this test (under the build tree).
