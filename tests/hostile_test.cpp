@@ -35,6 +35,7 @@ void attr_i(onnx::NodeProto* n, const std::string& name, int64_t v) {
 }
 
 using tonnx::test::expect_error;
+using tonnx::test::expect_libonnx_failure;
 
 std::string write(const std::string& dir, const std::string& name, const onnx::ModelProto& m) {
   std::string path = dir + "/" + name;
@@ -123,10 +124,9 @@ TEST(Hostile, GraphLevelProblems) {
 // by fuzz_load): checking it is an error, printing and running it never crash the caller.
 TEST(Hostile, LibonnxCrashesAreContained) {
   std::string path = tonnx::test::source_dir() + "/tests/data/libonnx_convtranspose_crash.onnx";
-  expect_error([&] { tonnx::check_model_file(path); },
-               "ONNX's checker and shape inference crashed on this model (SIGSEGV)");
+  expect_libonnx_failure([&] { tonnx::check_model_file(path); });
   onnx::ModelProto m = tonnx::read_model_proto(path);
-  expect_error([&] { tonnx::infer_shapes_strict(m); }, "ONNX shape inference crashed");
+  expect_libonnx_failure([&] { tonnx::infer_shapes_strict(m); });
   EXPECT_NE(tonnx::printable_graph(m).find("onnx::ConvTranspose"), std::string::npos);
   expect_error([&] { prepare(path); }, "'nowhere'");
   // A model libonnx accepts still comes back with its inferred types (y's, here).

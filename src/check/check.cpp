@@ -9,7 +9,7 @@
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 
-#include <poll.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,17 +57,6 @@ void copy_inferred(const onnx::GraphProto& from, onnx::GraphProto& to) {
     }
 }
 
-bool write_all(int fd, const std::string& s) {
-  size_t done = 0;
-  while (done < s.size()) {
-    ssize_t w = ::write(fd, s.data() + done, s.size() - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    done += static_cast<size_t>(w);
-  }
-  return true;
-}
-
 // libonnx's schema registry, built on another thread (OnnxSchemasLoading) where there is no
 // checker process; the future is valid once that thread has started.
 std::mutex g_schemas_mu;
@@ -84,12 +73,17 @@ void wait_for_schemas() {
   if (f.valid()) f.wait();
 }
 
+// A forked child's one frame, and the most it may hold (protobuf's limit on a message).
+constexpr char kAnswerKind = 'A';
+constexpr uint64_t kMaxAnswerBytes = uint64_t{1} << 31;
+
 // Runs `work` on m in a forked child, which answers as check_work::run does.
 std::string forked(onnx::ModelProto& m, const std::string& what,
                    const std::function<std::string(onnx::ModelProto&)>& work) {
   wait_for_schemas();
   int fds[2];
-  if (::pipe(fds) != 0) throw CheckError("cannot run " + what + ": pipe failed");
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
+    throw CheckError("cannot run " + what + ": socketpair failed");
   std::fflush(nullptr);
   pid_t pid = ::fork();
   if (pid < 0) {
@@ -107,36 +101,27 @@ std::string forked(onnx::ModelProto& m, const std::string& what,
     } catch (const std::exception& e) {
       answer = std::string("E") + e.what();
     }
-    _exit(write_all(fds[1], answer) ? 0 : 3);
+    _exit(cw::send_frame(fds[1], kAnswerKind, answer) ? 0 : 3);
   }
   ::close(fds[1]);
+  // The same frames and deadline as the checker process's (checker_process.cpp).
+  char kind = 0;
   std::string answer;
-  char buf[1 << 16];
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(600);
-  bool timed_out = false;
-  for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    deadline - std::chrono::steady_clock::now())
-                    .count();
-    if (left <= 0) {
-      timed_out = true;
-      break;
-    }
-    pollfd p{fds[0], POLLIN, 0};
-    int r = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 1000)));
-    if (r < 0 && errno == EINTR) continue;
-    if (r == 0) continue;
-    ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    answer.append(buf, static_cast<size_t>(n));
-  }
+  cw::ReadStatus got =
+      cw::read_frame(fds[0], std::chrono::steady_clock::now() + std::chrono::seconds(600),
+                     kMaxAnswerBytes, kind, answer);
   ::close(fds[0]);
-  if (timed_out) ::kill(pid, SIGKILL);
+  bool timed_out = got == cw::ReadStatus::kTimedOut;
+  if (got != cw::ReadStatus::kOk) {
+    ::kill(pid, SIGKILL);  // gone already, or stopped here
+    answer.clear();
+  }
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (timed_out) throw CheckError(what + " did not finish in 600 s; it was stopped");
+  if (got == cw::ReadStatus::kTooLong)
+    throw CheckError(what + " answered with more than 2 GiB; no model's types are that large");
   if (WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0) || answer.empty())
     throw CheckError(cw::crash_message(what, status));
   return answer;
