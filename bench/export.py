@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 
-ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
+ROUNDS = max(1, int(os.environ.get("BENCH_ROUNDS", "5")))
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS = {  # zoo name -> (torchvision name, input shape)
     "alexnet": ("alexnet", "10x3x224x224"),

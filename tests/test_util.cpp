@@ -28,16 +28,17 @@ void expect_error(const std::function<void()>& f, const std::string& what) {
   }
 }
 
+bool is_libonnx_failure(const std::string& m) {
+  return m.rfind("ONNX", 0) == 0 && (m.find("crashed on this model (SIG") != std::string::npos ||
+                                     m.find("std::bad_alloc") != std::string::npos);
+}
+
 void expect_libonnx_failure(const std::function<void()>& f) {
   try {
     f();
     ADD_FAILURE() << "expected libonnx's crash or std::bad_alloc, as an error";
   } catch (const std::exception& e) {
-    std::string m = e.what();
-    EXPECT_TRUE(m.rfind("ONNX", 0) == 0 &&
-                (m.find("crashed on this model (SIG") != std::string::npos ||
-                 m.find("std::bad_alloc") != std::string::npos))
-        << m;
+    EXPECT_TRUE(is_libonnx_failure(e.what())) << e.what();
   }
 }
 

@@ -25,6 +25,8 @@ void expect_error(const std::function<void()>& f, const std::string& what);
 // reads past: undefined behaviour, which ends in a SIGSEGV or, reading a huge count there, in
 // std::bad_alloc. Either way an error naming the ONNX check, and the caller goes on.
 void expect_libonnx_failure(const std::function<void()>& f);
+// Whether an error's message is that failure's.
+bool is_libonnx_failure(const std::string& message);
 
 onnx::ModelProto one_node_model(const std::string& op, const std::vector<std::string>& inputs,
                                 int opset = 17);

@@ -73,10 +73,6 @@ void wait_for_schemas() {
   if (f.valid()) f.wait();
 }
 
-// A forked child's one frame, and the most it may hold (protobuf's limit on a message).
-constexpr char kAnswerKind = 'A';
-constexpr uint64_t kMaxAnswerBytes = uint64_t{1} << 31;
-
 // Runs `work` on m in a forked child, which answers as check_work::run does.
 std::string forked(onnx::ModelProto& m, const std::string& what,
                    const std::function<std::string(onnx::ModelProto&)>& work) {
@@ -101,7 +97,7 @@ std::string forked(onnx::ModelProto& m, const std::string& what,
     } catch (const std::exception& e) {
       answer = std::string("E") + e.what();
     }
-    _exit(cw::send_frame(fds[1], kAnswerKind, answer) ? 0 : 3);
+    _exit(cw::send_frame(fds[1], cw::kAnswerKind, answer) ? 0 : 3);
   }
   ::close(fds[1]);
   // The same frames and deadline as the checker process's (checker_process.cpp).
@@ -109,7 +105,7 @@ std::string forked(onnx::ModelProto& m, const std::string& what,
   std::string answer;
   cw::ReadStatus got =
       cw::read_frame(fds[0], std::chrono::steady_clock::now() + std::chrono::seconds(600),
-                     kMaxAnswerBytes, kind, answer);
+                     cw::kMaxFrameBytes, kind, answer);
   ::close(fds[0]);
   bool timed_out = got == cw::ReadStatus::kTimedOut;
   if (got != cw::ReadStatus::kOk) {

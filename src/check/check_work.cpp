@@ -85,7 +85,8 @@ void strip_data(onnx::GraphProto& g) {
     }
 }
 
-std::string run(char kind, onnx::ModelProto& m) {
+namespace {
+std::string run_or_throw(char kind, onnx::ModelProto& m) {
   if (kind != kCheckAndInfer && kind != kCheckOnly && kind != kInferOnly)
     return std::string("Eunknown check request '") + kind + "'";
   if (kind == kCheckAndInfer || kind == kCheckOnly) {
@@ -106,6 +107,15 @@ std::string run(char kind, onnx::ModelProto& m) {
   }
   strip_data(*m.mutable_graph());
   return "M" + m.SerializeAsString();
+}
+}  // namespace
+
+std::string run(char kind, onnx::ModelProto& m) {
+  try {
+    return run_or_throw(kind, m);
+  } catch (const std::exception& e) {  // out of memory, say, in the answer
+    return std::string("E") + e.what();
+  }
 }
 
 void load_schemas() { (void)onnx::OpSchemaRegistry::Schema("Relu", 14, ""); }

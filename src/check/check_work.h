@@ -21,7 +21,7 @@ enum Kind : char {
 };
 
 // Runs `kind` on m. The answer: 'M' + m serialized without tensor data (so only the inferred
-// types travel), or 'E' + the CheckError message.
+// types travel), or 'E' + the CheckError message (any std::exception's: run never throws one).
 std::string run(char kind, onnx::ModelProto& m);
 
 // Clears the data of every tensor (initializers and tensor attributes, subgraphs too).
@@ -35,10 +35,14 @@ std::string crash_message(const std::string& what, int status);
 
 // The first frame tonnx-check sends, once its schemas are built: the protocol it speaks.
 constexpr char kHelloKind = 'H';
-constexpr const char* kHello = "tonnx-check protocol 1";
-// tonnx-check's answer to a model it could not parse (deeper than protobuf's limit): the
-// caller does the work in a forked child instead.
+constexpr const char* kHello = "tonnx-check protocol 2";
+// An answer, from tonnx-check or a forked child: one frame whose payload is run()'s answer.
+constexpr char kAnswerKind = 'A';
+// tonnx-check's answer (empty) to a model it could not parse (deeper than protobuf's limit):
+// the caller does the work in a forked child instead.
 constexpr char kUnparsedKind = 'P';
+// The most a frame may carry, either way: protobuf's own limit on a message.
+constexpr uint64_t kMaxFrameBytes = uint64_t{1} << 31;
 
 // A frame on a socket: its kind (1 byte), its payload's length (8 bytes, little-endian), the
 // payload. send_frame is false when the peer is gone (no SIGPIPE) or, with a deadline, has

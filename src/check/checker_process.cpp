@@ -35,6 +35,12 @@ namespace fs = std::filesystem;
 // would copy them twice.
 constexpr size_t kMaxSent = size_t{64} << 20;
 
+// TONNX_CHECK_HELPER=off: every check forks (read at each call, so that it can change).
+bool turned_off() {
+  const char* env = std::getenv("TONNX_CHECK_HELPER");
+  return env && std::string(env) == "off";
+}
+
 struct Checker {
   std::mutex mu;
   pid_t pid = 0;    // 0: none running
@@ -86,8 +92,7 @@ bool start_locked(Checker& c) {
     c.greeted = false;
   }
   if (c.pid > 0) return true;
-  const char* env = std::getenv("TONNX_CHECK_HELPER");
-  if (c.disabled || (env && std::string(env) == "off")) return false;
+  if (c.disabled || turned_off()) return false;
   std::string path = checker_process_path();
   if (path.empty()) {
     c.disabled = true;
@@ -142,8 +147,8 @@ bool start_locked(Checker& c) {
 }  // namespace
 
 std::string checker_process_path() {
+  if (turned_off()) return "";
   const char* env = std::getenv("TONNX_CHECK_HELPER");
-  if (env && std::string(env) == "off") return "";
   auto runnable = [](const fs::path& p) {
     std::error_code ec;
     return fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
@@ -172,8 +177,7 @@ bool start_checker_process() {
 std::optional<std::string> ask_checker_process(char kind, const onnx::ModelProto& m,
                                                const std::string& what) {
   Checker& c = checker();
-  const char* env = std::getenv("TONNX_CHECK_HELPER");
-  if ((env && std::string(env) == "off") || m.ByteSizeLong() > kMaxSent) return std::nullopt;
+  if (turned_off() || m.ByteSizeLong() > kMaxSent) return std::nullopt;
   std::unique_lock<std::mutex> lock(c.mu, std::try_to_lock);
   if (!lock) return std::nullopt;  // busy with another thread's model: that one forks
   std::string bytes;
@@ -199,11 +203,12 @@ std::optional<std::string> ask_checker_process(char kind, const onnx::ModelProto
     if (bytes.empty()) bytes = m.SerializeAsString();
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(600);
     cw::ReadStatus s = cw::send_frame(c.fd, kind, bytes, deadline)
-                           ? cw::read_frame(c.fd, deadline, uint64_t{1} << 32, k, payload)
+                           ? cw::read_frame(c.fd, deadline, cw::kMaxFrameBytes, k, payload)
                            : cw::ReadStatus::kClosed;
     if (s == cw::ReadStatus::kOk) {
       if (k == cw::kUnparsedKind) return std::nullopt;
-      return std::string(1, k) + payload;
+      // Another kind is no answer: check.cpp calls it unreadable.
+      return k == cw::kAnswerKind ? std::move(payload) : std::string();
     }
     int status = 0;
     forget(c, &status);

@@ -37,21 +37,16 @@ int main(int argc, char** argv) {
   for (;;) {
     char kind = 0;
     std::string payload;
-    // protobuf's own limit on a message is 2 GB; the caller sends far less.
-    if (cw::read_frame(0, std::nullopt, uint64_t{1} << 31, kind, payload) != cw::ReadStatus::kOk)
+    if (cw::read_frame(0, std::nullopt, cw::kMaxFrameBytes, kind, payload) != cw::ReadStatus::kOk)
       return 0;  // the caller closed the socket (or exited)
     onnx::ModelProto m;
     bool parsed = m.ParseFromString(payload);
     payload.clear();
     payload.shrink_to_fit();
-    std::string answer(1, cw::kUnparsedKind);
-    if (parsed) {
-      try {
-        answer = cw::run(kind, m);
-      } catch (const std::exception& e) {  // as a forked child answers (out of memory, say)
-        answer = std::string("E") + e.what();
-      }
+    if (!parsed) {
+      if (!cw::send_frame(0, cw::kUnparsedKind, {})) return 0;
+      continue;
     }
-    if (!cw::send_frame(0, answer[0], answer.substr(1))) return 0;
+    if (!cw::send_frame(0, cw::kAnswerKind, cw::run(kind, m))) return 0;
   }
 }
