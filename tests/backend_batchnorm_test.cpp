@@ -64,7 +64,7 @@ TEST(BackendBatchNorm, OnePassIsAtenBitForBit) {
         at::Tensor ref = at::batch_norm(xi, st.s, st.b, st.m, st.v, false, 0, 1e-3, false);
         if (relu) ref.relu_();
         at::Tensor got = tonnx::backend::batchnorm_inference(xi, t, relu);
-        if (x.numel() == 0) {
+        if (x.numel() == 0 || !tonnx::backend::batchnorm_kernel_runs()) {
           EXPECT_FALSE(got.defined());  // (the caller runs ATen)
           continue;
         }

@@ -199,8 +199,8 @@ TEST(ExternalDataWrite, FailedWritesLeaveThePreviousPair) {
   }
   setrlimit(RLIMIT_FSIZE, &saved);
   std::signal(SIGXFSZ, old_handler);
-  EXPECT_NE(e1.find("m.onnx.data' failed (disk full?)"), std::string::npos) << e1;
-  EXPECT_NE(e2.find("m.onnx' failed (disk full?)"), std::string::npos) << e2;
+  EXPECT_NE(e1.find("m.onnx.data' failed: File too large"), std::string::npos) << e1;
+  EXPECT_NE(e2.find("m.onnx' failed: File too large"), std::string::npos) << e2;
   EXPECT_EQ(slurp(path), model0);
   EXPECT_EQ(slurp(path + ".data"), data0);
   EXPECT_EQ(files_in(dir), (std::set<std::string>{"m.onnx", "m.onnx.data"}));
@@ -243,7 +243,7 @@ TEST(ExternalDataWrite, LargeDataFilesWrittenDirectly) {
   }
   setrlimit(RLIMIT_FSIZE, &saved);
   std::signal(SIGXFSZ, old_handler);
-  EXPECT_NE(e.find("m.onnx.data' failed (disk full?)"), std::string::npos) << e;
+  EXPECT_NE(e.find("m.onnx.data' failed: File too large"), std::string::npos) << e;
   EXPECT_EQ(slurp(dir + "/m.onnx"), model0);
   EXPECT_EQ(slurp(dir + "/m.onnx.data"), data0);
   EXPECT_EQ(files_in(dir), (std::set<std::string>{"m.onnx", "m.onnx.data"}));
@@ -392,6 +392,78 @@ TEST(ExternalDataWrite, TransposedWeightsAreViewsUntilWritten) {
 TEST(ExternalDataWrite, ZooParameterCountsAreRight) {
   const auto& e = models::find_model("transformer_encoder_small");
   EXPECT_EQ(e.parameters, models::parameter_count(e.make(0)));
+}
+
+// Issue 58: external data is read from the model's folder, never from the working directory.
+// A canary in the working directory and none beside the model: every C++ entry point refuses
+// it and says so, and the printer names the location without reading it.
+TEST(ExternalDataRead, NeverFromTheWorkingDirectory) {
+  ScratchDir tmp("canary");
+  const fs::path cwd = fs::path(tmp.path()) / "cwd", model_dir = fs::path(tmp.path()) / "model";
+  fs::create_directories(cwd);
+  fs::create_directories(model_dir);
+  const float canary = 12345.5f;
+  std::ofstream(cwd / "cwd_canary.bin", std::ios::binary)
+      .write(reinterpret_cast<const char*>(&canary), sizeof canary);
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  auto* g = m.mutable_graph();
+  g->set_name("g");
+  auto* n = g->add_node();
+  n->set_op_type("Constant");
+  n->add_output("y");
+  auto* a = n->add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  auto* t = a->mutable_t();
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  t->add_dims(1);
+  t->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto* kv = t->add_external_data();
+  kv->set_key("location");
+  kv->set_value("cwd_canary.bin");
+  auto* out = g->add_output();
+  out->set_name("y");
+  out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  const std::string path = (model_dir / "m.onnx").string();
+  save_model_proto(m, path);
+
+  const fs::path before = fs::current_path();
+  fs::current_path(cwd);
+  auto refused = [&](const std::function<void()>& f, const std::string& expect) {
+    std::string msg = "no error";
+    try {
+      f();
+    } catch (const std::exception& e) {
+      msg = e.what();
+    }
+    EXPECT_NE(msg.find("'cwd_canary.bin'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(expect), std::string::npos) << msg;
+  };
+  const std::string in_folder = "cannot be opened in the model's folder";
+  const std::string no_folder = "no model folder was given";
+  refused([&] { tensor_from_proto(*t); }, no_folder);
+  refused([&] { model_from_proto(m); }, no_folder);
+  refused([&] { backend::prepare(m, "CPU"); }, no_folder);
+  refused([&] { backend::prepare(path, "CPU"); }, in_folder);
+  refused([&] { load_model(path); }, in_folder);
+  refused([&] { check_model_file(path); }, in_folder);
+  refused([&] { convert_model_file(path, (cwd / "out.onnx").string(), {}); }, in_folder);
+  EXPECT_FALSE(fs::exists(cwd / "out.onnx"));
+  std::string printed = printable_graph(m);
+  EXPECT_EQ(printed.find("12345.5"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("in external data 'cwd_canary.bin'"), std::string::npos) << printed;
+  printed = printable_graph(m, folder_of(path));
+  EXPECT_EQ(printed.find("12345.5"), std::string::npos) << printed;
+  EXPECT_NE(printed.find(in_folder), std::string::npos) << printed;
+  PictureOptions po;
+  po.base_dir = folder_of(path);
+  EXPECT_EQ(graph_dot(m, po).find("12345.5"), std::string::npos);
+  // The same model with the file in its own folder reads it.
+  fs::copy_file(cwd / "cwd_canary.bin", model_dir / "cwd_canary.bin");
+  EXPECT_NE(printable_graph(m, folder_of(path)).find("12345.5"), std::string::npos);
+  fs::current_path(before);
 }
 
 }  // namespace

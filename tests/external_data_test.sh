@@ -104,5 +104,70 @@ print("inline round trip: %d tensors equal to torch.onnx's" % len(a))
 PY
 "$tonnx" convert "$dir/one/m.onnx" -o "$dir/back/m2.onnx" 2> "$dir/err.txt" && fail "no mode accepted"
 grep -q "exactly one of --external-data" "$dir/err.txt" || { cat "$dir/err.txt"; fail "unclear usage error"; }
+echo "== external data is read from the model's folder only, never the working directory"
+# A canary in the working directory and none in the model's folder: a Constant (main graph and
+# an If branch) and a sparse initializer name it. No command may read it (its value 12345.5
+# must appear nowhere) and each says the location cannot be opened in the model's folder.
+mkdir -p "$dir/cwd" "$dir/model"
+/usr/bin/python3 - "$dir" <<'PY'
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+d = sys.argv[1]
+np.array([12345.5], dtype=np.float32).tofile(f"{d}/cwd/cwd_canary.bin")
+def external(name):
+    t = TensorProto(name=name, data_type=TensorProto.FLOAT, dims=[1])
+    t.data_location = TensorProto.EXTERNAL
+    t.external_data.add(key="location", value="cwd_canary.bin")
+    return t
+def const_graph(name):
+    return helper.make_graph(
+        [helper.make_node("Constant", [], ["c_" + name], value=external("k_" + name))], name,
+        [], [helper.make_tensor_value_info("c_" + name, TensorProto.FLOAT, [1])])
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])
+y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])
+cond = helper.make_tensor_value_info("cond", TensorProto.BOOL, [])
+main = helper.make_graph(
+    [helper.make_node("Constant", [], ["k"], value=external("k")),
+     helper.make_node("Add", ["x", "k"], ["y"])], "g", [x], [y])
+branch = helper.make_graph(
+    [helper.make_node("If", ["cond"], ["y"], then_branch=const_graph("then"),
+                      else_branch=const_graph("else"))], "g", [cond], [y])
+sparse = helper.make_graph([helper.make_node("Add", ["x", "s"], ["y"])], "g", [x], [y])
+values = external("s")
+indices = numpy_helper.from_array(np.array([0], dtype=np.int64))
+sparse.sparse_initializer.append(helper.make_sparse_tensor(values, indices, [1]))
+for name, g in (("main", main), ("branch", branch), ("sparse", sparse)):
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
+              f"{d}/model/{name}.onnx")
+PY
+rel() { realpath --relative-to="$dir/cwd" "$dir/model/$1.onnx"; }
+canary_unread() {  # LOG WHAT: the canary's value is absent and the error names the folder
+  if grep -q "12345.5" "$1"; then cat "$1"; fail "$2 read the working directory's canary"; fi
+  grep -q "cwd_canary.bin' cannot be opened in the model's folder" "$1" ||
+    { cat "$1"; fail "$2 does not say the location cannot be opened in the model's folder"; }
+}
+(
+  cd "$dir/cwd"
+  for m in main branch sparse; do
+    for f in text dot svg; do
+      "$tonnx" print "$(rel $m)" --format $f > ../out.txt 2>&1 || true
+      if grep -q "12345.5" ../out.txt; then fail "print --format $f ($m) read the canary"; fi
+    done
+    "$tonnx" check "$(rel $m)" > ../out.txt 2>&1 && fail "check ($m) accepted the model"
+    canary_unread ../out.txt "check ($m)"
+  done
+  "$tonnx" print "$(rel main)" > ../out.txt
+  canary_unread ../out.txt "print"
+  for m in main branch; do
+    "$tonnx" run "$(rel $m)" --random-inputs > ../out.txt 2>&1 && fail "run ($m) accepted it"
+    canary_unread ../out.txt "run ($m)"
+  done
+  "$tonnx" convert "$(rel main)" -o ../converted.onnx --inline > ../out.txt 2>&1 &&
+    fail "convert read the canary"
+  canary_unread ../out.txt "convert"
+  [ ! -e ../converted.onnx ] || fail "convert wrote a file"
+)
 rm -rf "$dir"
 echo "external data: all passed"

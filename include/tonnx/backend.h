@@ -130,9 +130,10 @@ struct PrepareOptions {
   // the zoo's conv nets then give LibTorch's results bit for bit. `tonnx verify` runs this way, so
   // that a difference it reports is the export's, not rounding; `tonnx run --exact`.
   bool exact = false;
-  // 3x3, stride-1 convolutions with 64 or more input channels (and enough work) on oneDNN's
-  // Winograd F(2x2, 3x3) kernel, on AVX-512 CPUs and the shapes oneDNN offers it for: about
-  // 2x faster per layer than the direct one, 4 products per output instead of 9. Results
+  // 3x3, stride-1 convolutions with 64 or more input and output channels in blocks of 16
+  // (and enough work) on tonnx's own Winograd F(2x2, 3x3) kernel, on AVX-512 CPUs (the same
+  // kernel on every one: cpu_info().winograd): about 2x faster per layer than the direct
+  // one, 4 products per output instead of 9. Results
   // round differently from LibTorch's (about 1e-6 relative); where an output is NaN or inf
   // the direct convolution's result is returned instead, so non-finite values land where
   // LibTorch puts them (docs/backend.md, "Winograd"). The transformed weights take 16/9 of
@@ -201,6 +202,25 @@ class Rep {
  private:
   std::shared_ptr<const Plan> plan_;
 };
+
+// The backend's choices that depend on the CPU, as this process makes them: what the CPU
+// has, what tonnx's own kernels use (TONNX_MAX_ISA=avx512|avx2|none caps it, and caps ATen
+// and oneDNN with it as libtonnx loads), and what follows. Tests derive their expectations
+// from this, never from the machine they were written on. `tonnx cpu` prints it.
+struct CpuInfo {
+  std::string detected;       // avx512 (F, BW, DQ, VL), avx2 (with FMA) or none
+  std::string isa;            // what tonnx's own kernels use: detected, capped by TONNX_MAX_ISA
+  std::string max_isa;        // TONNX_MAX_ISA as given, or empty
+  std::string aten;           // ATen's CPU capability: AVX512, AVX2 or NO AVX
+  std::string onednn;         // oneDNN's effective ISA: avx512_core_bf16, avx2, sse41, ...
+  int blocked_width = 0;      // channels per block of the blocked layout oneDNN writes: 16 or 8
+  bool winograd = false;      // tonnx's own Winograd F(2x2, 3x3) runs (AVX-512)
+  std::string gemv;           // tonnx's single-row GEMV: avx512, avx2 or none (OpenBLAS's)
+  bool blocked_pool = false;  // tonnx's pooling on the blocked layout, this width
+  bool batchnorm = false;     // tonnx's one-pass BatchNormalization (AVX2)
+  std::string str() const;    // one "name: value" line per field
+};
+CpuInfo cpu_info();
 
 Rep prepare(const std::string& path, const std::string& device = "CPU", const PrepareOptions& = {});
 Rep prepare(const onnx::ModelProto& model, const std::string& device = "CPU",

@@ -45,6 +45,8 @@ struct PictureOptions {
   // scope collapse into one box per scope at that depth, labelled with its op counts. 0: all.
   int depth = 0;
   bool initializers = true;  // draw initializers (weights) as small boxes
+  // The model's folder, where constants held as external data are read (as printable_graph).
+  std::string base_dir;
 };
 // DOT, Graphviz's language.
 std::string graph_dot(const onnx::ModelProto& m, const PictureOptions& o = {});
@@ -52,6 +54,8 @@ std::string graph_dot(const onnx::ModelProto& m, const PictureOptions& o = {});
 std::string graph_svg(const onnx::ModelProto& m, const PictureOptions& o = {});
 
 // The graph, one node a line: %17 : Float(10, 64, 55, 55) = onnx::Conv[...](%x, %w), scope: ...
-std::string printable_graph(const onnx::ModelProto& m);
+// Constants held as external data are read from base_dir, the model's folder
+// (folder_of(path)), under the backend's rules; without one they are named, not read.
+std::string printable_graph(const onnx::ModelProto& m, const std::string& base_dir = {});
 
 }  // namespace tonnx

@@ -13,13 +13,17 @@ namespace tonnx {
 
 // Tensor <-> TensorProto. Reading checks every size against the data it has: a malformed
 // proto is an error, never a read outside its buffer. External data is resolved against
-// base_dir and must stay inside it.
+// base_dir (the model's folder: folder_of(model path)) and must stay inside it; with no
+// base_dir, a tensor held as external data is an error, never a read of the working directory.
 onnx::TensorProto tensor_to_proto(const at::Tensor& t, const std::string& name = {});
 at::Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir = {});
+// The folder a file lies in, as base_dir above wants it: "." for a bare file name.
+std::string folder_of(const std::string& path);
 
 // With with_initializer_data=false, initializers carry names, types and dims but empty
 // raw_data: a skeleton for the checker and shape inference that costs no weight copies.
 onnx::ModelProto model_to_proto(const ir::Model& m, bool with_initializer_data = true);
+// External data as tensor_from_proto: read from base_dir, or refused without one.
 ir::Model model_from_proto(const onnx::ModelProto& p, const std::string& base_dir = {});
 
 // Reads and parses a file; errors name the path.

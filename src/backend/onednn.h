@@ -117,10 +117,18 @@ class OneDnnBlockedConv {
   // skips ATen's backend choice for these only: where oneDNN declines, the direct algorithm
   // runs where ATen would run oneDNN, as for any other shape.
   bool winograd(at::IntArrayRef x, bool bias) const;
+  // Which algorithm run() takes for X of these sizes: the one place that decides, for the
+  // tests to ask. oneDNN offers its Winograd F(2x2) kernel on some AVX-512 CPUs and shapes and
+  // not on others (its heuristics weigh cache sizes and threads: an Intel Xeon offers it for
+  // 128 -> 128 on 28 x 28, Zen 4 does not); tonnx's own F(2x2) (winograd.h) runs where oneDNN
+  // declines and the shape suits it. Only tonnx's gives the same bits at any thread count.
+  enum class Algorithm { direct, onednn_winograd, own_winograd };
+  Algorithm algorithm(at::IntArrayRef x, bool bias) const;
+  static const char* name(Algorithm);
   // The part of that test that does not depend on X (Params::winograd aside).
   static bool winograd_weight(const at::Tensor& weight, const Params& p);
   static uint64_t runs();
-  static uint64_t winograd_runs();  // convolutions run with oneDNN's Winograd algorithm
+  static uint64_t winograd_runs();  // convolutions run with a Winograd algorithm (either)
   ~OneDnnBlockedConv();
 
  private:

@@ -186,10 +186,27 @@ uint64_t OneDnnBlockedConv::runs() { return g_runs.load(); }
 uint64_t OneDnnBlockedConv::winograd_runs() { return g_winograd_runs.load(); }
 
 bool OneDnnBlockedConv::winograd(at::IntArrayRef x, bool bias) const {
-  if (!impl_->winograd_shape(x)) return false;
+  return algorithm(x, bias) != Algorithm::direct;
+}
+
+OneDnnBlockedConv::Algorithm OneDnnBlockedConv::algorithm(at::IntArrayRef x, bool bias) const {
+  if (!impl_->winograd_shape(x)) return Algorithm::direct;
   std::vector<int64_t> xs = x.vec();
   auto e = impl_->cache.get({xs, bias, false}, [&] { return impl_->build(xs, bias, false); });
-  return e && e->winograd;
+  if (!e || !e->winograd) return Algorithm::direct;
+  return e->own ? Algorithm::own_winograd : Algorithm::onednn_winograd;
+}
+
+const char* OneDnnBlockedConv::name(Algorithm a) {
+  switch (a) {
+    case Algorithm::onednn_winograd:
+      return "oneDNN's Winograd F(2x2, 3x3)";
+    case Algorithm::own_winograd:
+      return "tonnx's Winograd F(2x2, 3x3)";
+    case Algorithm::direct:
+      break;
+  }
+  return "direct";
 }
 
 // Measured on Zen 5 against the direct algorithm (docs/backend.md, "Winograd"): 2-2.5x faster

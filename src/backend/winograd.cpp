@@ -5,6 +5,8 @@
 // output transforms are additions, exact up to their own rounding.
 #include "backend/winograd.h"
 
+#include "backend/cpu.h"
+
 #include <ATen/Parallel.h>
 #include <immintrin.h>
 #ifdef _OPENMP
@@ -137,10 +139,7 @@ struct Winograd2x3::Impl {
   memory weights;  // G g G^T as [16][C][K], in the format oneDNN's matmul reads
 };
 
-bool Winograd2x3::available() {
-  static const bool yes = __builtin_cpu_supports("avx512f");
-  return yes;
-}
+bool Winograd2x3::available() { return cpu::has(cpu::Isa::avx512); }
 
 uint64_t Winograd2x3::runs() { return g_runs.load(); }
 

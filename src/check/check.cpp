@@ -166,18 +166,25 @@ void check_model(onnx::ModelProto& m, bool infer_shapes) {
 }
 
 namespace {
-// tonnx's reading of every tensor held as external data (initializers and tensor attributes,
-// subgraphs included): a regular file inside the model's folder, of the size the tensor
+// tonnx's reading of every tensor held as external data (initializers, sparse tensors and tensor
+// attributes, subgraphs included): a regular file inside the model's folder, of the size the tensor
 // needs. Inline tensors are not copied.
 void check_external_data(const onnx::GraphProto& g, const std::string& dir) {
   auto one = [&](const onnx::TensorProto& t) {
     if (t.data_location() == onnx::TensorProto::EXTERNAL) tensor_from_proto(t, dir);
   };
+  auto sparse = [&](const onnx::SparseTensorProto& s) {
+    one(s.values());
+    one(s.indices());
+  };
   for (const auto& t : g.initializer()) one(t);
+  for (const auto& s : g.sparse_initializer()) sparse(s);
   for (const auto& n : g.node())
     for (const auto& a : n.attribute()) {
       if (a.has_t()) one(a.t());
       for (const auto& t : a.tensors()) one(t);
+      if (a.has_sparse_tensor()) sparse(a.sparse_tensor());
+      for (const auto& s : a.sparse_tensors()) sparse(s);
       if (a.has_g()) check_external_data(a.g(), dir);
       for (const auto& sub : a.graphs()) check_external_data(sub, dir);
     }
@@ -188,7 +195,7 @@ void check_model_file(const std::string& path) {
   onnx::ModelProto m = read_model_proto(path);
   // tonnx's own rules first (libonnx 1.13's checker follows links).
   try {
-    check_external_data(m.graph(), std::filesystem::path(path).parent_path().string());
+    check_external_data(m.graph(), folder_of(path));
   } catch (const std::exception& e) {
     throw CheckError(e.what());
   }
@@ -242,7 +249,7 @@ std::string tensor_type_str(const onnx::TensorProto& t) {
   return os.str();
 }
 
-std::string attr_str(const onnx::AttributeProto& a) {
+std::string attr_str(const onnx::AttributeProto& a, const std::string& base_dir) {
   std::ostringstream os;
   auto list = [&](const auto& v, bool quote) {
     os << "[";
@@ -278,11 +285,22 @@ std::string attr_str(const onnx::AttributeProto& a) {
       const auto& t = a.t();
       // One element: printed as its value; more: the type and the first values.
       // Values of tensors up to 64K elements (a larger one would be decoded whole to show 8).
-      std::string values;
+      std::string values, unread;
       auto n = ir::product_of({t.dims().begin(), t.dims().end()});
+      const bool external = t.data_location() == onnx::TensorProto::EXTERNAL;
       try {
-        if (n && *n <= (1 << 16)) values = ir::values_str(tensor_from_proto(t));
-      } catch (const std::exception&) {  // (strings, or data outside the model)
+        if (n && *n <= (1 << 16) && (!external || !base_dir.empty()))
+          values = ir::values_str(tensor_from_proto(t, base_dir));
+      } catch (const std::exception& e) {  // (strings, or external data that cannot be read)
+        unread = e.what();
+      }
+      if (external && values.empty()) {
+        std::string location;
+        for (const auto& kv : t.external_data())
+          if (kv.key() == "location") location = kv.value();
+        os << "<Tensor " << tensor_type_str(t) << " in external data '" << location << "'"
+           << (unread.empty() ? "" : ", not read: " + unread) << ">";
+        break;
       }
       if (!values.empty() && ir::product_of({t.dims().begin(), t.dims().end()}) == 1) {
         os << values;
@@ -303,7 +321,7 @@ std::string attr_str(const onnx::AttributeProto& a) {
 
 }  // namespace detail
 
-std::string printable_graph(const onnx::ModelProto& m) {
+std::string printable_graph(const onnx::ModelProto& m, const std::string& base_dir) {
   using namespace detail;
   const auto& g = m.graph();
   std::unordered_map<std::string, std::string> types;
@@ -338,7 +356,7 @@ std::string printable_graph(const onnx::ModelProto& m) {
       std::sort(attrs.begin(), attrs.end(), [](auto* a, auto* b) { return a->name() < b->name(); });
       os << "[";
       for (size_t i = 0; i < attrs.size(); ++i)
-        os << (i ? ", " : "") << attrs[i]->name() << "=" << attr_str(*attrs[i]);
+        os << (i ? ", " : "") << attrs[i]->name() << "=" << attr_str(*attrs[i], base_dir);
       os << "]";
     }
     os << "(";

@@ -11,6 +11,8 @@ namespace tonnx::detail {
 std::string type_str(const onnx::TypeProto& t);
 std::string tensor_type_str(const onnx::TensorProto& t);
 // An attribute's value: 3, [1, 1], "NOTSET", <Tensor Long(4) {-1, 1, 1, 1}>, <Graph body>.
-std::string attr_str(const onnx::AttributeProto& a);
+// A tensor held as external data is read from base_dir (the model's folder) under the
+// backend's rules, and never without one; one that cannot be read says why.
+std::string attr_str(const onnx::AttributeProto& a, const std::string& base_dir = {});
 
 }  // namespace tonnx::detail

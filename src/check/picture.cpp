@@ -112,7 +112,7 @@ class DotWriter {
     edges_.push_back(from + " -> " + to + (attrs.empty() ? "" : " [" + attrs + "]") + ";");
   }
 
-  static std::string node_label(const onnx::NodeProto& n) {
+  static std::string node_label(const onnx::NodeProto& n, const std::string& base_dir) {
     std::string label = n.op_type();
     if (!n.domain().empty() && n.domain() != "ai.onnx") label = n.domain() + "::" + label;
     int shown = 0;
@@ -123,7 +123,7 @@ class DotWriter {
         label += "\n...";
         break;
       }
-      std::string v = detail::attr_str(a);
+      std::string v = detail::attr_str(a, base_dir);
       if (v.size() > 40) v = v.substr(0, 37) + "...";
       label += "\n" + a.name() + "=" + v;
     }
@@ -177,7 +177,8 @@ class DotWriter {
         Cluster* c = &cluster;
         for (const auto& p : scope) c = &c->child(p);
         std::string tooltip = n.name().empty() ? "" : ", tooltip=\"" + esc(n.name()) + "\"";
-        c->lines.push_back(id + " [label=\"" + esc(node_label(n)) + "\"" + tooltip + "];");
+        c->lines.push_back(id + " [label=\"" + esc(node_label(n, o_.base_dir)) + "\"" + tooltip +
+                           "];");
       }
       for (const auto& in : n.input()) {
         auto p = producers.find(in);

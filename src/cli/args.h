@@ -1,6 +1,7 @@
 // A small argument parser for the tonnx command: flags with values, switches, positionals.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -38,6 +39,12 @@ struct Args {
     return it == values.end() ? std::vector<std::string>{} : it->second;
   }
 };
+
+// Whether a command's arguments ask for its help (--help or -h anywhere).
+inline bool wants_help(const std::vector<std::string>& a) {
+  return std::find(a.begin(), a.end(), "--help") != a.end() ||
+         std::find(a.begin(), a.end(), "-h") != a.end();
+}
 
 inline Args parse_args(const std::vector<std::string>& argv, const Spec& spec) {
   Args a;

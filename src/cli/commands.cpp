@@ -140,11 +140,6 @@ std::map<std::string, at::Tensor> random_inputs(const std::string& path,
   return out;
 }
 
-bool wants_help(const std::vector<std::string>& a) {
-  return std::find(a.begin(), a.end(), "--help") != a.end() ||
-         std::find(a.begin(), a.end(), "-h") != a.end();
-}
-
 std::vector<std::vector<int64_t>> parse_shapes(const std::string& s) {
   std::vector<std::vector<int64_t>> shapes;
   for (const auto& one : split(s, ',')) {
@@ -198,6 +193,9 @@ options:
   --seed N                     seed for the random weights and inputs (default 0)
   --test-data DIR              write DIR/test_data_set_0/{input,output}_K.pb: the example
                                inputs and LibTorch's outputs as ONNX TensorProto files
+  --float64-reference          zoo models, with --test-data: also DIR/float64_reference/
+                               output_K.pb, the model run in double by LibTorch (the
+                               reference of the accuracy rule: docs/backend.md)
   --dynamic-axes SPEC          NAME:AXIS[,AXIS];NAME:AXIS ... symbolic dims
   --ignore-unknown-dynamic-axes  a --dynamic-axes NAME that is neither an input nor an
                                output is a warning and ignored, as in torch.onnx (default:
@@ -336,7 +334,7 @@ int cmd_export(const std::vector<std::string>& argv) {
       {"--verbose", "--no-constant-folding", "--no-export-params", "--keep-initializers-as-inputs",
        "--aten-fallback", "--training", "--preserve-training-mode", "--no-external-data",
        "--timing", "--quiet", "--strict-trace", "--no-trace-check", "--ignore-unknown-dynamic-axes",
-       "--trace-on-values"},
+       "--trace-on-values", "--float64-reference"},
       {},
       {"--external-data"}};
   Args a = parse_args(argv, spec);
@@ -389,7 +387,12 @@ int cmd_export(const std::vector<std::string>& argv) {
   std::vector<torch::Tensor> inputs = entry.inputs(shapes, seed);
   ExportSummary s = export_traceable(model, inputs, *out, opt);
   if (a.has("--timing")) print_trace_kind(s);
-  if (auto dir = a.get("--test-data")) write_export_test_data(*dir, inputs, s);
+  if (auto dir = a.get("--test-data")) {
+    write_export_test_data(*dir, inputs, s);
+    if (a.has("--float64-reference")) write_float64_reference(*dir, model, inputs);
+  } else if (a.has("--float64-reference")) {
+    throw UsageError("--float64-reference goes with --test-data DIR");
+  }
   std::cout << s.str();
   return 0;
 }
@@ -475,13 +478,14 @@ options:
   if (format == "text" && (a.has("--depth") || a.has("--no-initializers")))
     throw UsageError("--depth and --no-initializers are for --format dot or svg");
   onnx::ModelProto m = read_model_proto(a.positional[0]);
+  po.base_dir = folder_of(a.positional[0]);
   try {
     infer_shapes_strict(m);  // for the inferred types; printing works without them
   } catch (const CheckError&) {
   }
   std::string text = format == "dot"   ? graph_dot(m, po)
                      : format == "svg" ? graph_svg(m, po)
-                                       : printable_graph(m);
+                                       : printable_graph(m, po.base_dir);
   auto out = a.get("-o") ? a.get("-o") : a.get("--output");
   if (out)
     write_file_atomic(*out, text);
@@ -616,8 +620,7 @@ options:
       if (eq == std::string::npos) throw UsageError("--input '" + kv + "' is not NAME=FILE.pb");
       // A tensor file's external data lies in its own folder.
       std::string file = kv.substr(eq + 1);
-      named[kv.substr(0, eq)] = tensor_from_proto(
-          read_tensor_proto(file), std::filesystem::path(file).parent_path().string());
+      named[kv.substr(0, eq)] = tensor_from_proto(read_tensor_proto(file), folder_of(file));
     }
     if (a.has("--random-inputs")) {
       uint64_t seed =

@@ -15,6 +15,11 @@ ExportOptions export_options(const Args& a);
 
 void write_export_test_data(const std::string& dir, const std::vector<at::Tensor>& inputs,
                             const tonnx::ExportSummary& summary);
+// DIR/float64_reference/output_K.pb: `model` (its module converted in place) run in double on
+// `inputs` (floating ones in double), the float64 reference of the accuracy rule
+// (reference.cpp).
+void write_float64_reference(const std::string& dir, Traceable& model,
+                             const std::vector<at::Tensor>& inputs);
 
 // Each returns the process exit code. Errors are thrown (UsageError -> 2, others -> 1).
 int cmd_export(const std::vector<std::string>& args);
@@ -26,5 +31,6 @@ int cmd_symbolics(const std::vector<std::string>& args);
 int cmd_conformance(const std::vector<std::string>& args);  // conformance.cpp
 int cmd_convert(const std::vector<std::string>& args);      // convert.cpp
 int cmd_verify(const std::vector<std::string>& args);       // verify.cpp
+int cmd_cpu(const std::vector<std::string>& args);          // cpu.cpp
 
 }  // namespace tonnx::cli

@@ -37,11 +37,18 @@ torch::Tensor read_input(const std::string& path) {
   if (!fs::is_regular_file(path, ec))
     throw UsageError("--inputs: '" + path + "' is not a file (expected an ONNX TensorProto .pb)");
   try {
-    return tensor_from_proto(read_tensor_proto(path), fs::path(path).parent_path().string());
+    return tensor_from_proto(read_tensor_proto(path), folder_of(path));
   } catch (const std::exception& e) {
     throw UsageError("--inputs: cannot read '" + path + "' as an ONNX TensorProto: " + e.what());
   }
 }
+
+// Forward's arguments nest a few levels (a tuple of lists of tensors); the parser recurses
+// once per level, so deeper nesting is refused before any recursion, not left to the stack.
+constexpr int kMaxInputNesting = 32;
+
+// The start of a long argument, for messages.
+std::string excerpt(const std::string& s) { return s.size() <= 80 ? s : s.substr(0, 77) + "..."; }
 
 // Splits at commas outside brackets: a.pb,[1,2],(b.pb,c.pb),none -> a.pb | [1,2] | (b.pb,c.pb)
 // | none.
@@ -51,14 +58,17 @@ std::vector<std::string> split_inputs(const std::string& s) {
   for (char c : s) {
     if (c == '[' || c == '(') ++depth;
     if (c == ']' || c == ')') --depth;
-    if (depth < 0) throw UsageError("--inputs: unbalanced brackets in '" + s + "'");
+    if (depth < 0) throw UsageError("--inputs: unbalanced brackets in '" + excerpt(s) + "'");
+    if (depth > kMaxInputNesting)
+      throw UsageError("--inputs: brackets nested more than " + std::to_string(kMaxInputNesting) +
+                       " deep in '" + excerpt(s) + "'");
     if (c == ',' && depth == 0) {
       out.emplace_back();
       continue;
     }
     out.back() += c;
   }
-  if (depth != 0) throw UsageError("--inputs: unbalanced brackets in '" + s + "'");
+  if (depth != 0) throw UsageError("--inputs: unbalanced brackets in '" + excerpt(s) + "'");
   return out;
 }
 

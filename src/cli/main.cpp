@@ -1,6 +1,8 @@
 // The tonnx command line.
 #include <c10/util/Exception.h>
 
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -32,6 +34,7 @@ commands:
                              mismatch, find the first node that differs from LibTorch
   symbolics                  list the registered symbolic functions (aten op, opset)
   conformance DIR...         run ONNX backend test cases on tonnx's backend
+  cpu                        what the backend chooses on this CPU (TONNX_MAX_ISA caps it)
   batch                      run commands read from stdin in one process (test runners)
   help [COMMAND]             this text, or a command's options
 
@@ -62,7 +65,8 @@ int dispatch(const std::string& cmd, const std::vector<std::string>& rest) {
        {"symbolics", tonnx::cli::cmd_symbolics},
        {"conformance", tonnx::cli::cmd_conformance},
        {"convert", tonnx::cli::cmd_convert},
-       {"verify", tonnx::cli::cmd_verify}};
+       {"verify", tonnx::cli::cmd_verify},
+       {"cpu", tonnx::cli::cmd_cpu}};
   auto it = commands.find(cmd);
   if (it == commands.end()) {
     std::cerr << "tonnx: unknown command '" << cmd << "'\n\n" << kUsage;
@@ -107,6 +111,17 @@ int run_batch() {
   return 0;
 }
 
+// `rc`, unless standard output could not be written (`tonnx print m.onnx > /dev/full`: the
+// command's output is lost, so the exit code must say so).
+int stdout_written(int rc) {
+  errno = 0;
+  std::cout.flush();
+  if (std::cout.good() && std::fflush(stdout) == 0) return rc;
+  std::cerr << "tonnx: error: writing standard output failed"
+            << (errno ? std::string(": ") + std::strerror(errno) : std::string()) << "\n";
+  return rc ? rc : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -148,7 +163,7 @@ int main(int argc, char** argv) {
                 << "' (see `tonnx batch --help`)\n";
       return 2;
     }
-    return run_batch();
+    return stdout_written(run_batch());
   }
-  return dispatch(cmd, rest);
+  return stdout_written(dispatch(cmd, rest));
 }

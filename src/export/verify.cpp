@@ -236,7 +236,7 @@ std::vector<at::Tensor> run_ort(const std::string& runner, const std::string& pa
       std::string last = said.size() > 600 ? "..." + said.substr(said.size() - 600) : said;
       throw std::runtime_error("ONNX Runtime failed (exit " + std::to_string(rc) + "): " + last);
     }
-    got.push_back(tensor_from_proto(read_tensor_proto(f.string())));
+    got.push_back(tensor_from_proto(read_tensor_proto(f.string()), out.string()));
   }
   return got;
 }

@@ -72,6 +72,9 @@ onnx::ModelProto read_model_proto(const std::string& path) {
 
 onnx::TensorProto read_tensor_proto(const std::string& path) {
   std::string bytes = read_bytes(path, "tensor file");
+  if (bytes.empty())  // (files under /proc, such as /proc/self/mem, say they hold 0 bytes)
+    throw std::runtime_error("'" + path +
+                             "' is not a serialized onnx TensorProto: it is empty (0 bytes)");
   onnx::TensorProto t;
   if (!t.ParseFromString(bytes))
     throw std::runtime_error("'" + path + "' is not a serialized onnx TensorProto");
@@ -80,8 +83,7 @@ onnx::TensorProto read_tensor_proto(const std::string& path) {
 
 ir::Model load_model(const std::string& path) {
   onnx::ModelProto p = read_model_proto(path);
-  std::string dir = fs::path(path).parent_path().string();
-  return model_from_proto(p, dir);
+  return model_from_proto(p, folder_of(path));
 }
 
 void write_file_atomic(const std::string& path, const std::string& bytes) {
@@ -97,6 +99,8 @@ class FdBuf : public std::streambuf {
   explicit FdBuf(int fd) : fd_(fd), buf_(1 << 20) { setp(buf_.data(), buf_.data() + buf_.size()); }
   ~FdBuf() override { flush(); }
   bool ok() const { return ok_; }
+  int error() const { return err_; }  // errno of the write that failed
+  uint64_t written() const { return written_; }
 
  protected:
   int overflow(int c) override {
@@ -122,11 +126,13 @@ class FdBuf : public std::streambuf {
       ssize_t w = ::write(fd_, s, n);
       if (w < 0 && errno == EINTR) continue;
       if (w <= 0) {
+        err_ = w < 0 ? errno : ENOSPC;
         ok_ = false;
         break;
       }
       s += w;
       n -= static_cast<size_t>(w);
+      written_ += static_cast<uint64_t>(w);
     }
     return ok_;
   }
@@ -138,6 +144,8 @@ class FdBuf : public std::streambuf {
   int fd_;
   std::vector<char> buf_;
   bool ok_ = true;
+  int err_ = 0;
+  uint64_t written_ = 0;
 };
 
 // An ostream buffer for a file opened with O_DIRECT: whole 4096-byte blocks from an aligned
@@ -158,13 +166,16 @@ class DirectBuf : public std::streambuf {
   DirectBuf(const DirectBuf&) = delete;
   DirectBuf& operator=(const DirectBuf&) = delete;
   bool ok() const { return ok_; }
+  int error() const { return err_; }  // errno of the write that failed
   bool finish() {
     const size_t n = static_cast<size_t>(pptr() - pbase());
     const size_t padded = (n + kAlign - 1) / kAlign * kAlign;
     std::memset(pptr(), 0, padded - n);
     const off_t length = static_cast<off_t>(written_ + n);
+    length_ = static_cast<uint64_t>(length);
     return write_all(buf_, padded) && ::ftruncate(fd_, length) == 0;
   }
+  uint64_t length() const { return length_; }  // the file's, after finish()
 
  protected:
   int overflow(int c) override {
@@ -208,6 +219,7 @@ class DirectBuf : public std::streambuf {
         continue;
       }
       if (w <= 0) {
+        err_ = w < 0 ? errno : ENOSPC;
         ok_ = false;
         break;
       }
@@ -220,7 +232,9 @@ class DirectBuf : public std::streambuf {
   int fd_;
   char* buf_ = nullptr;
   size_t written_ = 0;
+  uint64_t length_ = 0;
   bool ok_ = true, buffered_ = false;
+  int err_ = 0;
 };
 
 // Temporaries of earlier writes to `target` whose process is gone (killed mid-write where the
@@ -250,6 +264,7 @@ PendingFile::PendingFile(std::string path, bool direct) : path_(std::move(path))
                              "' does not exist");
   if (fs::is_directory(target))
     throw std::runtime_error("cannot write '" + path_ + "': it is a folder");
+  if (open_in_place()) return;
   const std::string name = target.filename().string();
   remove_stale_temps(dir, name);
   std::random_device rd;
@@ -271,10 +286,36 @@ PendingFile::PendingFile(std::string path, bool direct) : path_(std::move(path))
   if (fd_ < 0) throw std::runtime_error("cannot write '" + path_ + "': " + std::strerror(errno));
 }
 
+// A target that exists and is not a regular file is never renamed over (that would replace
+// /dev/null with a file): a character device (/dev/null, /dev/stdout) or a FIFO that a process
+// reads is written in place; a FIFO without a reader (the open would wait for ever), a block
+// device, a socket or anything else is refused.
+bool PendingFile::open_in_place() {
+  struct stat st {};
+  if (::stat(path_.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return false;
+  const char* kind = S_ISBLK(st.st_mode)    ? "a block device"
+                     : S_ISSOCK(st.st_mode) ? "a socket"
+                     : S_ISCHR(st.st_mode)  ? nullptr
+                     : S_ISFIFO(st.st_mode) ? nullptr
+                                            : "not a regular file";
+  if (kind)
+    throw std::runtime_error("cannot write '" + path_ + "': it is " + kind +
+                             "; give the path of a regular file (or /dev/null to discard)");
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd_ < 0)
+    throw std::runtime_error("cannot write '" + path_ + "': " +
+                             (errno == ENXIO ? std::string("it is a FIFO that no process reads")
+                                             : std::string(std::strerror(errno))));
+  ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
+  in_place_ = true;
+  direct_ = false;
+  return true;
+}
+
 PendingFile::~PendingFile() {
   if (fd_ >= 0) ::close(fd_);
   std::error_code ec;
-  if (!committed_ && !unnamed_) fs::remove(tmp_, ec);
+  if (!committed_ && !unnamed_ && !in_place_) fs::remove(tmp_, ec);
 }
 
 void PendingFile::write(const std::function<void(std::ostream&)>& write) {
@@ -287,12 +328,18 @@ void PendingFile::write(const std::function<void(std::ostream&)>& write) {
     write(out);  // on an exception the destructor discards the temporary
     out.flush();
     ok = out.good() && buf.ok() && buf.finish();
+    bytes_ = buf.length();
+    if (!ok && buf.error())
+      throw std::runtime_error("writing '" + path_ + "' failed: " + std::strerror(buf.error()));
   } else {
     FdBuf buf(fd_);
     std::ostream out(&buf);
     write(out);
     out.flush();
     ok = out.good() && buf.ok();
+    bytes_ = buf.written();
+    if (!ok && buf.error())
+      throw std::runtime_error("writing '" + path_ + "' failed: " + std::strerror(buf.error()));
   }  // the buffer is flushed into the temporary before it is checked
   if (!ok) throw std::runtime_error("writing '" + path_ + "' failed (disk full?)");
   if (unnamed_) {
@@ -309,6 +356,10 @@ void PendingFile::write(const std::function<void(std::ostream&)>& write) {
 void PendingFile::commit() {
   if (!written_ || fd_ >= 0 || committed_)
     throw std::logic_error("PendingFile::commit out of order");
+  if (in_place_) {
+    committed_ = true;  // written where it is
+    return;
+  }
   std::error_code ec;
   fs::rename(tmp_, path_, ec);
   if (ec) throw std::runtime_error("cannot replace '" + path_ + "': " + ec.message());

@@ -104,7 +104,12 @@ int open_contained(const std::string& base_dir, const std::string& location,
     parts.push_back(part);
   }
   if (parts.empty()) throw refuse("names no file");
-  int dir = ::open(base_dir.empty() ? "." : base_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  // No folder, no guess: the working directory is not the model's folder.
+  if (base_dir.empty())
+    throw refuse(
+        "cannot be opened: no model folder was given to read it from (pass the model's folder "
+        "as base_dir)");
+  int dir = ::open(base_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir < 0)
     throw std::runtime_error(label + ": cannot open the model's folder '" + base_dir +
                              "': " + std::strerror(errno));
@@ -123,7 +128,8 @@ int open_contained(const std::string& base_dir, const std::string& location,
   ::close(dir);
   if (fd < 0)
     throw refuse(err == ELOOP ? "is a symbolic link; links could lead outside the model's folder"
-                              : std::string("cannot be opened: ") + std::strerror(err));
+                              : "cannot be opened in the model's folder '" + base_dir +
+                                    "': " + std::strerror(err));
   struct stat sb {};
   if (::fstat(fd, &sb) != 0) {
     err = errno;
@@ -210,6 +216,11 @@ onnx::TensorProto tensor_to_proto(const at::Tensor& t_in, const std::string& nam
   for (int64_t d : t.sizes()) p.add_dims(d);
   p.set_raw_data(t.data_ptr(), t.numel() * t.element_size());
   return p;
+}
+
+std::string folder_of(const std::string& path) {
+  std::string dir = fs::path(path).parent_path().string();
+  return dir.empty() ? std::string(".") : dir;
 }
 
 at::Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir) {

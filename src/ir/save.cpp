@@ -62,6 +62,12 @@ void check_external_location(const std::string& location, const std::string& mod
   if (!rel.has_filename() || rel.filename() == ".") throw refuse("names no file");
   fs::path model = fs::path(model_path).filename();
   if (rel.lexically_normal() == model) throw refuse("is the model file itself");
+  // Beside /dev/null there is no folder of the model's to put data in.
+  std::error_code ec;
+  auto st = fs::status(model_path, ec);
+  if (!ec && fs::exists(st) && !fs::is_regular_file(st))
+    throw std::runtime_error("external data needs a model file in a folder, and '" + model_path +
+                             "' is not a regular file; write the model to a file path");
 }
 
 namespace {
@@ -276,7 +282,7 @@ SavedModel save_model(const ir::Model& m, onnx::ModelProto& skeleton, const std:
   // The data first, the model last: until the model is renamed, the old model is in place.
   if (data) data->commit();
   model.commit();
-  saved.model_bytes = fs::file_size(path);
+  saved.model_bytes = model.bytes();
   return saved;
 }
 
@@ -414,7 +420,7 @@ void clear_data(onnx::TensorProto& p) {
 SavedModel convert_model_file(const std::string& in, const std::string& out,
                               const ExternalDataOptions& ext) {
   onnx::ModelProto m = read_model_proto(in);
-  const std::string in_dir = fs::path(in).parent_path().string();
+  const std::string in_dir = folder_of(in);
   const bool to_external = !ext.location.empty();
   if (to_external) check_external_location(ext.location, out);
   std::vector<onnx::TensorProto*> inits, attrs;
@@ -503,7 +509,7 @@ SavedModel convert_model_file(const std::string& in, const std::string& out,
   });
   if (data) data->commit();
   model.commit();
-  saved.model_bytes = fs::file_size(out);
+  saved.model_bytes = model.bytes();
   return saved;
 }
 

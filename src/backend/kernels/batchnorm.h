@@ -52,4 +52,8 @@ at::Tensor batchnorm_blocked(const at::Tensor& x, const BatchNormTerms& t, bool 
 at::Tensor batchnorm_concat(const std::vector<at::Tensor>& xs, const BatchNormTerms& t, bool relu,
                             bool blocked);
 
+// Whether the kernels above run on this CPU (AVX2 and FMA as cpu.h caps them, and the probe
+// against ATen at first use); where not, each returns undefined and the caller runs ATen.
+bool batchnorm_kernel_runs();
+
 }  // namespace tonnx::backend

@@ -9,6 +9,7 @@
 
 #include <atomic>
 
+#include "backend/cpu.h"
 #include "backend/kernels/fused_activation.h"
 #include "backend/kernels/gemm.h"
 #include "backend/kernels/kernel.h"
@@ -167,11 +168,15 @@ __attribute__((target("avx2,fma"))) void gemv_cols_avx2(const GemvArgs& g, int64
 }  // namespace
 
 GemvIsa gemv_isa() {
-  static const GemvIsa isa = __builtin_cpu_supports("avx512f") ? GemvIsa::Avx512
-                             : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
-                                 ? GemvIsa::Avx2
-                                 : GemvIsa::None;
-  return isa;
+  switch (cpu::isa()) {
+    case cpu::Isa::avx512:
+      return GemvIsa::Avx512;
+    case cpu::Isa::avx2:
+      return GemvIsa::Avx2;
+    case cpu::Isa::none:
+      break;
+  }
+  return GemvIsa::None;
 }
 
 at::Tensor gemv(const at::Tensor& x, const at::Tensor& b, const at::Tensor& c, double alpha,

@@ -5,6 +5,8 @@
 // other path.
 #include "backend/kernels/pool.h"
 
+#include "backend/cpu.h"
+
 #include "backend/kernels/blocked.h"
 
 #include <ATen/Parallel.h>
@@ -391,8 +393,7 @@ bool same_bits(const at::Tensor& a, const at::Tensor& b) {
 // kernel; 8 or 16: the blocked kernel of that width, on the same values in that layout
 // (channels 16 and 32).
 bool probe_matches_aten(int64_t width) {
-  if (width == 8 ? !__builtin_cpu_supports("avx2") : !__builtin_cpu_supports("avx512f"))
-    return false;
+  if (!cpu::has(width == 8 ? cpu::Isa::avx2 : cpu::Isa::avx512)) return false;
   const bool blocked = width != 0;
   at::Generator gen = at::detail::createCPUGenerator(blocked ? 4322 : 4321);
   const std::vector<std::vector<int64_t>> all =
@@ -435,19 +436,8 @@ bool probe_matches_aten(int64_t width) {
 // its first use.
 at::Tensor pool(const at::Tensor& x, const Pool2d& p, bool is_max, bool include_pad, bool blocked) {
 #if TONNX_POOL_AVX512
-  if (blocked) {
-    if (x.dim() != 5) return {};
-    if (x.size(4) == 8) {
-      static const bool ok = probe_matches_aten(8);
-      if (!ok) return {};
-    } else {
-      static const bool ok = probe_matches_aten(16);
-      if (!ok) return {};
-    }
-  } else {
-    static const bool ok = probe_matches_aten(0);
-    if (!ok) return {};
-  }
+  if (blocked && x.dim() != 5) return {};
+  if (!pool_kernel_runs(blocked ? x.size(4) : 0)) return {};
   at::Tensor y = blocked ? run_blocked(x, p, is_max, include_pad) : run(x, p, is_max, include_pad);
   if (y.defined()) (blocked ? g_blocked_runs : g_runs).fetch_add(1, std::memory_order_relaxed);
   return y;
@@ -458,6 +448,25 @@ at::Tensor pool(const at::Tensor& x, const Pool2d& p, bool is_max, bool include_
 }
 
 }  // namespace
+
+bool pool_kernel_runs(int64_t width) {
+#if TONNX_POOL_AVX512
+  if (width == 8) {
+    static const bool ok = probe_matches_aten(8);
+    return ok;
+  }
+  if (width == 16) {
+    static const bool ok = probe_matches_aten(16);
+    return ok;
+  }
+  if (width != 0) return false;
+  static const bool ok = probe_matches_aten(0);
+  return ok;
+#else
+  (void)width;
+  return false;
+#endif
+}
 
 at::Tensor max_pool2d_blocked_exact(const at::Tensor& xb, const Pool2d& p) {
   return pool(xb, p, true, false, true);

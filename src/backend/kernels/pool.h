@@ -39,5 +39,8 @@ uint64_t exact_pool_runs();
 at::Tensor max_pool2d_blocked_exact(const at::Tensor& xb, const Pool2d& p);
 at::Tensor avg_pool2d_blocked_exact(const at::Tensor& xb, const Pool2d& p, bool count_include_pad);
 uint64_t blocked_pool_runs();
+// Whether these kernels run on this CPU (its ISA as cpu.h caps it, and the probe against ATen
+// at first use): width 0 for the NCHW kernels, 8 or 16 for the blocked ones.
+bool pool_kernel_runs(int64_t width);
 
 }  // namespace tonnx::backend
