@@ -86,8 +86,10 @@ merge() {
 replay() {
   # Two lanes for two cores: the CLI's contract (tests/cli_test.sh: one process at a time, 4-5
   # minutes under the sanitizers) in the background, the rest meanwhile; either failing fails.
-  echo "replay: the command-line tool under ASan+UBSan: its contract (tests/cli_test.sh), in the background"
-  tests/cli_test.sh "$BUILD" >"$BUILD/replay_cli.log" 2>&1 &
+  echo "replay: the command-line tool under ASan+UBSan: its contract (tests/cli_test.sh), output"
+  echo "        paths and hostile TorchScript archives, in the background"
+  (tests/cli_test.sh "$BUILD" && tests/output_paths_test.sh "$BUILD" &&
+    tests/hostile_pt_test.sh "$BUILD") >"$BUILD/replay_cli.log" 2>&1 &
   local cli_pid=$!
   # shellcheck disable=SC2064
   trap "kill $cli_pid 2>/dev/null || true" EXIT
@@ -118,9 +120,10 @@ replay() {
   done
   echo "replay: every regression model is a clean result or error in check, print and run"
   wait "$cli_pid" ||
-    { tail -40 "$BUILD/replay_cli.log"; echo "replay: tests/cli_test.sh failed"; exit 1; }
+    { tail -40 "$BUILD/replay_cli.log"; echo "replay: the command-line lane failed"; exit 1; }
   trap - EXIT
-  echo "replay: tests/cli_test.sh: $(tail -1 "$BUILD/replay_cli.log")"
+  echo "replay: the command-line lane (cli, output paths, hostile .pt):"
+  grep -E '^[0-9]+ passed, [0-9]+ failed$' "$BUILD/replay_cli.log" | sed 's/^/replay:   /'
 }
 
 case "${1:-}" in

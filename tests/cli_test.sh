@@ -122,6 +122,13 @@ fi
 expect export_strict_trace 0 'exported ' -- "$t" export resnet18 -o "$dir/t.onnx" --input-shape 1x3x32x32 --strict-trace
 expect trace_flags 2 '--strict-trace and --no-trace-check exclude each other' -- "$t" export resnet18 -o "$dir/t.onnx" --strict-trace --no-trace-check
 expect models_wide 0 'word_language_model_rnn_relu +35x20,2x20x200 +13505278' -- "$t" models
+# tonnx cpu: the report, and TONNX_MAX_ISA applied to tonnx's kernels, ATen and oneDNN alike.
+expect cpu 0 'tonnx kernels: (avx512|avx2|none)' -- "$t" cpu
+expect cpu_cap_avx2 0 'oneDNN: (avx2|avx|sse41)' -- env TONNX_MAX_ISA=avx2 "$t" cpu
+expect cpu_cap_avx2_width 0 'blocked layout: 8 channels' -- env TONNX_MAX_ISA=avx2 "$t" cpu
+expect cpu_cap_none 0 'ATen: NO AVX' -- env TONNX_MAX_ISA=none "$t" cpu
+expect cpu_cap_none_kernels 0 'tonnx kernels: none' -- env TONNX_MAX_ISA=none "$t" cpu
+expect cpu_bad_cap 1 "TONNX_MAX_ISA='avx9' is not avx512, avx2 or none" -- env TONNX_MAX_ISA=avx9 "$t" cpu
 rm -rf "$dir"
 echo "$passes passed, $fails failed"
 [ "$fails" = 0 ]

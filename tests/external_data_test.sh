@@ -164,6 +164,9 @@ canary_unread() {  # LOG WHAT: the canary's value is absent and the error names 
     "$tonnx" run "$(rel $m)" --random-inputs > ../out.txt 2>&1 && fail "run ($m) accepted it"
     canary_unread ../out.txt "run ($m)"
   done
+  "$tonnx" verify dcgan_discriminator --onnx "$(rel main)" --runtime tonnx > ../out.txt 2>&1 &&
+    fail "verify accepted the model"
+  canary_unread ../out.txt "verify"
   "$tonnx" convert "$(rel main)" -o ../converted.onnx --inline > ../out.txt 2>&1 &&
     fail "convert read the canary"
   canary_unread ../out.txt "convert"

@@ -80,6 +80,25 @@ fi
 /usr/bin/python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])" "$dir/sock"
 expect socket 1 "cannot write '.*sock': it is a socket" -- "$t" print "$m" -o "$dir/sock"
 [ -S "$dir/sock" ] && ok socket_kept || bad "socket_kept: replaced"
+# Test data folders follow the model folder's rules: a set folder or file that is a symbolic
+# link out of DIR is refused, for reading and for writing, and nothing is written through it.
+"$t" export dcgan_discriminator -o "$dir/d.onnx" --test-data "$dir/real" > /dev/null
+mkdir -p "$dir/td" "$dir/elsewhere"
+mv "$dir/real/test_data_set_0" "$dir/elsewhere/set"
+ln -s "$dir/elsewhere/set" "$dir/td/test_data_set_0"
+expect test_data_link_read 1 "test data folder '.*test_data_set_0' is a symbolic link" -- \
+  "$t" run "$dir/d.onnx" --test-data "$dir/td"
+mkdir -p "$dir/empty" "$dir/td2"
+ln -s "$dir/empty" "$dir/td2/test_data_set_0"
+expect test_data_link_write 1 "test data folder '.*test_data_set_0' is a symbolic link" -- \
+  "$t" export dcgan_discriminator -o "$dir/d2.onnx" --test-data "$dir/td2"
+[ -z "$(ls -A "$dir/empty")" ] && ok test_data_not_written_through ||
+  bad "test_data_not_written_through: $(ls "$dir/empty")"
+mkdir -p "$dir/td3/test_data_set_0"
+ln -s "$dir/elsewhere/set/input_0.pb" "$dir/td3/test_data_set_0/input_0.pb"
+expect test_data_file_link 1 "test data file '.*input_0.pb' is a symbolic link" -- \
+  "$t" run "$dir/d.onnx" --test-data "$dir/td3"
+
 # tonnx's own parsers bound their nesting (a crash took 29 s and 4.4 GB before).
 deep=$(printf '[%.0s' $(seq 60000))1$(printf ']%.0s' $(seq 60000))
 expect inputs_nesting 2 "--inputs: brackets nested more than 32 deep" -- \

@@ -132,6 +132,22 @@ TEST(Picture, SvgIsGraphvizRendering) {
   EXPECT_NE(svg.find(">Conv</text>"), std::string::npos);
 }
 
+// A node name and a scope of 20 MB each (100 MB ran `print --format svg` past 120 s): every
+// label is cut to 160 bytes and 16 lines, so the picture stays small and Graphviz quick.
+TEST(Picture, HugeLabelsAreCut) {
+  onnx::ModelProto m = test::one_node_model("Relu", {"x"});
+  auto* n = m.mutable_graph()->mutable_node(0);
+  n->set_name(std::string(20 << 20, 'n'));
+  n->set_doc_string("scope: " + std::string(20 << 20, 's') + "/" + std::string(1 << 20, '\n'));
+  m.mutable_graph()->mutable_input(0)->set_name(std::string(1 << 20, 'x'));
+  n->set_input(0, m.graph().input(0).name());
+  std::string dot = graph_dot(m);
+  EXPECT_LT(dot.size(), 8000u);
+  EXPECT_NE(dot.find("nnn..."), std::string::npos);
+  parse(dot);
+  EXPECT_FALSE(graph_svg(m).empty());
+}
+
 TEST(Picture, HostileNamesAreEscaped) {
   onnx::ModelProto m = test::one_node_model("Relu", {"x\"y\\z\nw"});
   std::string dot = graph_dot(m);

@@ -30,7 +30,10 @@ namespace tonnx {
 void load_library(const std::string& path);
 
 // torch::jit::load with errors a user can act on: a missing, unreadable, truncated or
-// corrupt file is an ExportError naming the file and what was wrong.
+// corrupt file is an ExportError naming the file and what was wrong. Every tensor the loaded
+// module holds is checked against the bytes its archive record really holds (LibTorch does not
+// check that): a storage declared larger than its record, or a view past its storage, is an
+// ExportError naming the tensor, never heap bytes in an export (docs/torchscript.md, "Errors").
 torch::jit::Module load_torchscript(const std::string& path);
 
 // Exports `module.forward` on `inputs` (one tensor per argument of forward after self).

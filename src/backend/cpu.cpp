@@ -8,6 +8,14 @@
 namespace tonnx::backend::cpu {
 namespace {
 
+Isa detect() {
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+    return Isa::avx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::avx2;
+  return Isa::none;
+}
+
 struct Cap {
   bool set = false;
   Isa isa = Isa::avx512;
@@ -33,7 +41,8 @@ Cap read_cap() {
   // ATen's and oneDNN's own switches (the cap wins over theirs): ATen reads its
   // variable at its first dispatched kernel, oneDNN at its first primitive, both after
   // libtonnx's static initializers have run. (ATen on AVX-512 CPUs uses AVX2 unless told.)
-  if (c.isa < Isa::avx512) {
+  // Only below what the CPU has: ATen takes ATEN_CPU_CAPABILITY=avx2 without asking the CPU.
+  if (c.isa < detect()) {
     ::setenv("ATEN_CPU_CAPABILITY", c.isa == Isa::avx2 ? "avx2" : "default", 1);
     ::setenv("ONEDNN_MAX_CPU_ISA", c.isa == Isa::avx2 ? "AVX2" : "SSE41", 1);
   }
@@ -51,13 +60,7 @@ const Cap& cap() {
 }  // namespace
 
 Isa detected() {
-  static const Isa d = [] {
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
-      return Isa::avx512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::avx2;
-    return Isa::none;
-  }();
+  static const Isa d = detect();
   return d;
 }
 

@@ -20,8 +20,33 @@ constexpr size_t kMaxScopeDepth = 64;
 // SVG layout grows faster than linearly: past this many boxes, draw with a depth.
 constexpr int kMaxSvgBoxes = 5000;
 
-// A DOT double-quoted string's contents.
-std::string esc(const std::string& s) {
+// Labels and names longer than this are cut with an ellipsis: a hostile model's 100 MB node
+// name would otherwise keep Graphviz laying out one box for minutes.
+constexpr size_t kMaxLabelBytes = 160;
+
+// `s` cut to `max` bytes (at a UTF-8 character's start) with "...".
+std::string cut(const std::string& s, size_t max = kMaxLabelBytes) {
+  if (s.size() <= max) return s;
+  size_t n = max - 3;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return s.substr(0, n) + "...";
+}
+
+// A DOT double-quoted string's contents: at most 16 lines, each cut to kMaxLabelBytes.
+std::string esc(const std::string& text) {
+  std::string s;
+  int lines = 0;
+  for (size_t at = 0; at <= text.size();) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    if (++lines > 16) {
+      s += "...";
+      break;
+    }
+    s += cut(text.substr(at, std::min(end - at, kMaxLabelBytes + 1)));
+    if (end < text.size()) s += '\n';
+    at = end + 1;
+  }
   std::string out;
   for (char c : s) {
     if (c == '"' || c == '\\') out += '\\';

@@ -16,7 +16,12 @@ void write_float64_reference(const std::string& dir, Traceable& model,
   if (!model.module)
     throw std::runtime_error("--float64-reference: the model has no module to convert to double");
   torch::NoGradGuard no_grad;
-  model.module->to(torch::kDouble);
+  // Floating parameters and buffers only (Module::to(dtype) would turn an integer buffer of
+  // position ids into doubles as well).
+  for (auto& t : model.module->parameters(true))
+    if (t.is_floating_point()) t.set_data(t.to(at::kDouble));
+  for (auto& t : model.module->buffers(true))
+    if (t.is_floating_point()) t.set_data(t.to(at::kDouble));
   std::vector<at::Tensor> in;
   for (const auto& t : inputs) in.push_back(t.is_floating_point() ? t.to(at::kDouble) : t);
   // Tensors the forward makes itself (masks, positions) in double too.

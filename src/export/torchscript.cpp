@@ -18,6 +18,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -25,6 +26,7 @@
 #include "export/functionalize.h"
 #include "export/pipeline.h"
 #include "export/script_graph.h"
+#include "export/script_storages.h"
 #include "export/specialize.h"
 #include "export/trace.h"
 #include "passes/passes.h"
@@ -558,8 +560,10 @@ torch::jit::Module load_torchscript(const std::string& path) {
     throw ExportError("cannot load TorchScript file '" + path + "': it is not a regular file");
   std::ifstream probe(path, std::ios::binary);
   if (!probe) throw ExportError("cannot load TorchScript file '" + path + "': it cannot be read");
+  detail::AllocationLog log;  // the blocks the archive's records are read into
+  std::optional<torch::jit::Module> m;
   try {
-    return torch::jit::load(path);
+    m = torch::jit::load(path);
   } catch (const c10::Error& e) {
     std::string msg = whole_message(e.what_without_backtrace());
     if (msg.find("PytorchStreamReader") != std::string::npos ||
@@ -572,6 +576,8 @@ torch::jit::Module load_torchscript(const std::string& path) {
     std::string msg = whole_message(e.what());
     throw ExportError("cannot load TorchScript file '" + path + "': " + msg + load_hint(msg));
   }
+  check_loaded_storages(*m, log, path);
+  return std::move(*m);
 }
 
 ir::Model export_to_model(torch::jit::Module& module, const std::vector<torch::Tensor>& inputs,

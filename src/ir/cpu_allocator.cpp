@@ -15,6 +15,7 @@ constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
 
 thread_local BlockPool* tls_pool = nullptr;
 thread_local bool tls_huge_pages = false;
+thread_local AllocationLog* tls_log = nullptr;
 
 // The pool blocks handed out and not yet returned, with their pool: the raw deleter receives
 // pointers from any allocator and must tell pool blocks from c10's plain ones.
@@ -46,6 +47,14 @@ struct TonnxCpuAllocator final : c10::Allocator {
     BlockPool* pool = tls_pool;
     if (!pool || n < kMinPoolBytes) {
       void* p = n ? alloc_cpu_block(n) : nullptr;
+      if (tls_log && p) {
+        try {
+          tls_log->record(p, n);
+        } catch (...) {
+          c10::free_cpu(p);
+          throw;
+        }
+      }
       return {p, p, &c10::free_cpu, c10::Device(c10::DeviceType::CPU)};
     }
     void* p = pool->take(n);
@@ -86,6 +95,18 @@ HugePageScope::HugePageScope() : prev_(tls_huge_pages) {
   tls_huge_pages = true;
 }
 HugePageScope::~HugePageScope() { tls_huge_pages = prev_; }
+
+AllocationLog::AllocationLog() : prev_(tls_log) {
+  install_cpu_allocator();
+  tls_log = this;
+}
+AllocationLog::~AllocationLog() { tls_log = prev_; }
+
+std::optional<size_t> AllocationLog::size_of(const void* p) const {
+  auto it = sizes_.find(p);
+  if (it == sizes_.end()) return std::nullopt;
+  return it->second;
+}
 
 BlockPool* thread_block_pool() { return tls_pool; }
 

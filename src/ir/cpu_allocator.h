@@ -14,6 +14,8 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
+#include <unordered_map>
 
 namespace tonnx::detail {
 
@@ -60,6 +62,26 @@ class HugePageScope {
 
  private:
   bool prev_;
+};
+
+// While alive, records the size of every block this thread allocates through LibTorch's CPU
+// allocator (it installs tonnx's). LibTorch's TorchScript loader reads each tensor record of an
+// archive into one such block, and builds the storage over it with the size the pickle
+// declares, which a hostile file can make larger than the record: the log says how many bytes
+// the block behind each loaded storage really has. Logs nest; the innermost records.
+class AllocationLog {
+ public:
+  AllocationLog();
+  ~AllocationLog();
+  AllocationLog(const AllocationLog&) = delete;
+  AllocationLog& operator=(const AllocationLog&) = delete;
+  // The size of the last block allocated at `p` while this log was alive, if any.
+  std::optional<size_t> size_of(const void* p) const;
+  void record(const void* p, size_t n) { sizes_[p] = n; }
+
+ private:
+  std::unordered_map<const void*, size_t> sizes_;
+  AllocationLog* prev_;
 };
 
 }  // namespace tonnx::detail

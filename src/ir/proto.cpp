@@ -528,8 +528,21 @@ void save_tensor_proto(const onnx::TensorProto& t, const std::string& path) {
   write_file_atomic(path, bytes);
 }
 
+namespace {
+// A test data set's folder and files follow the model folder's rules: no symbolic links out of
+// DIR (a set folder or a tensor file that is a link is refused, for reading and for writing).
+void refuse_link(const fs::path& p, const char* what) {
+  std::error_code ec;
+  if (fs::is_symlink(fs::symlink_status(p, ec)))
+    throw std::runtime_error("test data " + std::string(what) + " '" + p.string() +
+                             "' is a symbolic link; links could lead outside the test data "
+                             "folder, so give a real folder and files");
+}
+}  // namespace
+
 void write_test_data(const std::string& dir, const TestDataSet& set, int index) {
   fs::path d = fs::path(dir) / ("test_data_set_" + std::to_string(index));
+  refuse_link(d, "folder");
   std::error_code ec;
   fs::create_directories(d, ec);
   if (ec)
@@ -550,10 +563,12 @@ std::vector<TestDataSet> read_test_data(const std::string& dir) {
   std::vector<TestDataSet> sets;
   for (int i = 0;; ++i) {
     fs::path d = fs::path(dir) / ("test_data_set_" + std::to_string(i));
+    refuse_link(d, "folder");
     if (!fs::is_directory(d)) break;
     TestDataSet s;
     for (int k = 0;; ++k) {
       fs::path f = d / ("input_" + std::to_string(k) + ".pb");
+      refuse_link(f, "file");
       if (!fs::exists(f)) break;
       onnx::TensorProto p = read_tensor_proto(f.string());
       s.inputs.push_back(tensor_from_proto(p, dir));
@@ -561,6 +576,7 @@ std::vector<TestDataSet> read_test_data(const std::string& dir) {
     }
     for (int k = 0;; ++k) {
       fs::path f = d / ("output_" + std::to_string(k) + ".pb");
+      refuse_link(f, "file");
       if (!fs::exists(f)) break;
       onnx::TensorProto p = read_tensor_proto(f.string());
       s.outputs.push_back(tensor_from_proto(p, dir));
