@@ -6,20 +6,8 @@ build=$1
 t="$build/tonnx"
 dir="$build/test_tmp/cli"
 rm -rf "$dir" && mkdir -p "$dir"
-fails=0 passes=0
-expect() {  # expect NAME EXIT_CODE PATTERN -- command...
-  local name=$1 code=$2 pattern=$3
-  shift 4
-  local out rc
-  out=$("$@" 2>&1)
-  rc=$?
-  if [ "$rc" != "$code" ] || ! grep -qE -- "$pattern" <<<"$out"; then
-    echo "FAIL $name: exit $rc (want $code); output:"; echo "$out" | head -20
-    fails=$((fails + 1))
-  else
-    echo "ok   $name"; passes=$((passes + 1))
-  fi
-}
+# shellcheck source=tests/expect.sh
+source "$(dirname "$0")/expect.sh"
 expect version 0 '^tonnx [0-9]+\.[0-9]+' -- "$t" --version
 expect help 0 'usage: tonnx COMMAND' -- "$t" help
 expect export_help 0 '--test-data DIR' -- "$t" export --help
@@ -130,5 +118,4 @@ expect cpu_cap_none 0 'ATen: NO AVX' -- env TONNX_MAX_ISA=none "$t" cpu
 expect cpu_cap_none_kernels 0 'tonnx kernels: none' -- env TONNX_MAX_ISA=none "$t" cpu
 expect cpu_bad_cap 1 "TONNX_MAX_ISA='avx9' is not avx512, avx2 or none" -- env TONNX_MAX_ISA=avx9 "$t" cpu
 rm -rf "$dir"
-echo "$passes passed, $fails failed"
-[ "$fails" = 0 ]
+expect_summary

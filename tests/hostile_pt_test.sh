@@ -8,20 +8,8 @@ build=$1
 t="$build/tonnx"
 dir="$build/test_tmp/hostile_pt"
 rm -rf "$dir" && mkdir -p "$dir"
-fails=0 passes=0
-expect() {  # expect NAME EXIT_CODE PATTERN -- command...
-  local name=$1 code=$2 pattern=$3
-  shift 4
-  local out rc
-  out=$(timeout 120 "$@" 2>&1)
-  rc=$?
-  if [ "$rc" != "$code" ] || ! grep -qE -- "$pattern" <<<"$out"; then
-    echo "FAIL $name: exit $rc (want $code); output:"; echo "$out" | head -20
-    fails=$((fails + 1))
-  else
-    echo "ok   $name"; passes=$((passes + 1))
-  fi
-}
+# shellcheck source=tests/expect.sh
+source "$(dirname "$0")/expect.sh"
 /usr/bin/python3 - "$dir" <<'PY'
 import sys, zipfile
 import torch
@@ -46,5 +34,4 @@ expect short_record 1 "tensor '.*' declares a storage of (256|32) bytes, but its
 expect short_record_verify 1 "declares a storage of (256|32) bytes" -- \
   "$t" verify "$dir/short.pt" --input-shape 1x8
 rm -rf "$dir"
-echo "$passes passed, $fails failed"
-[ "$fails" = 0 ]
+expect_summary

@@ -11,22 +11,8 @@ build=$1
 t="$build/tonnx"
 dir="$build/test_tmp/output_paths"
 rm -rf "$dir" && mkdir -p "$dir"
-fails=0 passes=0
-ok() { echo "ok   $1"; passes=$((passes + 1)); }
-bad() { echo "FAIL $1"; fails=$((fails + 1)); }
-expect() {  # expect NAME EXIT_CODE PATTERN -- command...
-  local name=$1 code=$2 pattern=$3
-  shift 4
-  local out rc
-  out=$(timeout 60 "$@" 2>&1)
-  rc=$?
-  if [ "$rc" != "$code" ] || ! grep -qE -- "$pattern" <<<"$out"; then
-    echo "FAIL $name: exit $rc (want $code); output:"; echo "$out" | head -20
-    fails=$((fails + 1))
-  else
-    ok "$name"
-  fi
-}
+# shellcheck source=tests/expect.sh
+source "$(dirname "$0")/expect.sh"
 /usr/bin/python3 - "$dir/m.onnx" <<'PY'
 import sys
 from onnx import TensorProto, helper
@@ -106,5 +92,4 @@ expect inputs_nesting 2 "--inputs: brackets nested more than 32 deep" -- \
 expect input_not_a_tensor 1 "/proc/self/mem' is not a serialized onnx TensorProto: it is empty" -- \
   "$t" run "$m" --input x=/proc/self/mem
 rm -rf "$dir"
-echo "$passes passed, $fails failed"
-[ "$fails" = 0 ]
+expect_summary
