@@ -19,6 +19,7 @@
 
 #include "cli/args.h"
 #include "cli/export_script.h"
+#include "cli/limits.h"
 #include "tonnx/backend.h"
 #include "tonnx/check.h"
 #include "tonnx/compare.h"
@@ -223,6 +224,12 @@ options:
                                tensors, sizes and dtypes only, so that forward computes
                                nothing; on values when the model needs them)
   --timing                     print each stage's time and the resident memory (stderr)
+  --timeout SECONDS            end the export with an error (exit 1) past this time, naming the
+                               op that was running (a forward that loops for ever, a file
+                               that compiles for ever); nothing is written
+  --memory-limit MB            heap and anonymous memory of the process at most MB MiB: a
+                               larger allocation fails as an error instead of exhausting the
+                               machine
   --quiet                      no progress line (shown on a terminal: the stage, and the
                                bytes written with their rate)
   --default-dtype float32|float64  the dtype of floating results with no dtype of their
@@ -330,7 +337,7 @@ int cmd_export(const std::vector<std::string>& argv) {
   Spec spec{
       {"-o", "--output", "--input-shape", "--input-names", "--output-names", "--opset", "--seed",
        "--test-data", "--dynamic-axes", "--inputs", "--load-library", "--external-data-threshold",
-       "--default-dtype"},
+       "--default-dtype", "--timeout", "--memory-limit"},
       {"--verbose", "--no-constant-folding", "--no-export-params", "--keep-initializers-as-inputs",
        "--aten-fallback", "--training", "--preserve-training-mode", "--no-external-data",
        "--timing", "--quiet", "--strict-trace", "--no-trace-check", "--ignore-unknown-dynamic-axes",
@@ -340,6 +347,19 @@ int cmd_export(const std::vector<std::string>& argv) {
   Args a = parse_args(argv, spec);
   if (a.positional.size() != 1)
     throw UsageError("expected one MODEL name, got " + std::to_string(a.positional.size()));
+  double timeout = 0;
+  if (auto v = a.get("--timeout")) {
+    timeout = parse_double(*v, "--timeout");
+    if (!(timeout > 0) || timeout > 1e7)
+      throw UsageError("--timeout must be a number of seconds > 0, got '" + *v + "'");
+  }
+  int64_t memory_mb = 0;
+  if (auto v = a.get("--memory-limit")) {
+    memory_mb = parse_int(*v, "--memory-limit");
+    if (memory_mb < 64 || memory_mb > (int64_t{1} << 30))
+      throw UsageError("--memory-limit must be a number of MiB from 64, got '" + *v + "'");
+  }
+  ExportLimits limits(timeout, memory_mb);
   // Progress on stderr: stage times with --timing, else a status line on a terminal.
   ProgressSink sink;
   if (a.has("--timing")) {
