@@ -130,11 +130,13 @@ struct PrepareOptions {
   // the zoo's conv nets then give LibTorch's results bit for bit. `tonnx verify` runs this way, so
   // that a difference it reports is the export's, not rounding; `tonnx run --exact`.
   bool exact = false;
-  // 3x3, stride-1 convolutions with 64 or more input and output channels in blocks of 16
-  // (and enough work) on tonnx's own Winograd F(2x2, 3x3) kernel, on AVX-512 CPUs (the same
-  // kernel on every one: cpu_info().winograd): about 2x faster per layer than the direct
-  // one, 4 products per output instead of 9. Results
-  // round differently from LibTorch's (about 1e-6 relative); where an output is NaN or inf
+  // 3x3, stride-1 convolutions with 64 or more input channels (and enough work) on a Winograd
+  // F(2x2, 3x3) kernel, on AVX-512 CPUs (cpu_info().winograd): oneDNN's where it offers one
+  // for the shape (some CPUs do, some do not), else tonnx's own where the channels come in
+  // blocks of 16 and there are 64 or more outputs. About 2x faster per layer than the direct
+  // one, 4 products per output instead of 9. Only tonnx's kernel gives the same bits at any
+  // thread count. Results round differently from LibTorch's (about 1e-6 relative; whole
+  // models are held to the accuracy rule, docs/backend.md); where an output is NaN or inf
   // the direct convolution's result is returned instead, so non-finite values land where
   // LibTorch puts them (docs/backend.md, "Winograd"). The transformed weights take 16/9 of
   // the weight's memory and are made at the first run of each input shape. Off with exact.
