@@ -122,8 +122,9 @@ replay() {
   wait "$cli_pid" ||
     { tail -40 "$BUILD/replay_cli.log"; echo "replay: the command-line lane failed"; exit 1; }
   trap - EXIT
-  echo "replay: the command-line lane (cli, output paths, hostile .pt):"
-  grep -E '^[0-9]+ passed, [0-9]+ failed$' "$BUILD/replay_cli.log" | sed 's/^/replay:   /'
+  echo "replay: the command-line lane (cli, output paths, hostile .pt), checks in all:"
+  grep -E '^[0-9]+ passed, [0-9]+ failed$' "$BUILD/replay_cli.log" |
+    awk '{p += $1; f += $3} END {printf "replay: %d passed, %d failed\n", p, f}'
 }
 
 case "${1:-}" in
