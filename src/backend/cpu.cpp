@@ -16,6 +16,15 @@ Isa detect() {
   return Isa::none;
 }
 
+}  // namespace
+
+Isa detected() {
+  static const Isa d = detect();
+  return d;
+}
+
+namespace {
+
 struct Cap {
   bool set = false;
   Isa isa = Isa::avx512;
@@ -42,7 +51,7 @@ Cap read_cap() {
   // variable at its first dispatched kernel, oneDNN at its first primitive, both after
   // libtonnx's static initializers have run. (ATen on AVX-512 CPUs uses AVX2 unless told.)
   // Only below what the CPU has: ATen takes ATEN_CPU_CAPABILITY=avx2 without asking the CPU.
-  if (c.isa < detect()) {
+  if (c.isa < detected()) {
     ::setenv("ATEN_CPU_CAPABILITY", c.isa == Isa::avx2 ? "avx2" : "default", 1);
     ::setenv("ONEDNN_MAX_CPU_ISA", c.isa == Isa::avx2 ? "AVX2" : "SSE41", 1);
   }
@@ -58,11 +67,6 @@ const Cap& cap() {
 [[maybe_unused]] const bool g_cap_applied = (cap(), true);
 
 }  // namespace
-
-Isa detected() {
-  static const Isa d = detect();
-  return d;
-}
 
 Isa isa() {
   const Cap& c = cap();

@@ -26,7 +26,7 @@ int cmd_export(const std::vector<std::string>& args);
 int cmd_models(const std::vector<std::string>& args);
 int cmd_check(const std::vector<std::string>& args);
 int cmd_print(const std::vector<std::string>& args);
-int cmd_run(const std::vector<std::string>& args);
+int cmd_run(const std::vector<std::string>& args);  // run.cpp
 int cmd_symbolics(const std::vector<std::string>& args);
 int cmd_conformance(const std::vector<std::string>& args);  // conformance.cpp
 int cmd_convert(const std::vector<std::string>& args);      // convert.cpp

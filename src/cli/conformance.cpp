@@ -9,16 +9,8 @@
 #include "tonnx/conformance.h"
 
 namespace tonnx::cli {
-namespace {
-bool asks_help(const std::vector<std::string>& a) {
-  for (const auto& s : a)
-    if (s == "--help" || s == "-h") return true;
-  return false;
-}
-}  // namespace
-
 int cmd_conformance(const std::vector<std::string>& argv) {
-  if (asks_help(argv)) {
+  if (wants_help(argv)) {
     std::cout << R"(usage: tonnx conformance DIR... [options]
 
 Runs ONNX backend test cases on tonnx's backend. Each DIR is a case folder (model.onnx and

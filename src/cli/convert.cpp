@@ -9,9 +9,8 @@
 namespace tonnx::cli {
 
 int cmd_convert(const std::vector<std::string>& argv) {
-  for (const auto& s : argv)
-    if (s == "--help" || s == "-h") {
-      std::cout << R"(usage: tonnx convert IN.onnx -o OUT.onnx (--external-data[=NAME] | --inline)
+  if (wants_help(argv)) {
+    std::cout << R"(usage: tonnx convert IN.onnx -o OUT.onnx (--external-data[=NAME] | --inline)
 
 Rewrites a model with its weights in one external data file, or with every externally held
 tensor back inside the model file. Works on models from any tool (torch.onnx's one file per
@@ -28,8 +27,8 @@ options:
   --external-data-threshold N  the smallest tensor (bytes) moved out (default 1024)
   --inline                     every external tensor back inside the model (under 2 GB)
 )";
-      return 0;
-    }
+    return 0;
+  }
   Spec spec{{"-o", "--output", "--external-data-threshold"}, {"--inline"}, {}, {"--external-data"}};
   Args a = parse_args(argv, spec);
   if (a.positional.size() != 1)

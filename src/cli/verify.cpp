@@ -47,11 +47,10 @@ Every `tonnx export` option applies (see `tonnx export --help`): --opset, --inpu
 }  // namespace
 
 int cmd_verify(const std::vector<std::string>& argv) {
-  for (const auto& s : argv)
-    if (s == "--help" || s == "-h") {
-      std::cout << kVerifyHelp;
-      return 0;
-    }
+  if (wants_help(argv)) {
+    std::cout << kVerifyHelp;
+    return 0;
+  }
   // verify's own options; the rest goes to the export.
   VerifyOptions vo;
   std::vector<std::string> rest;
