@@ -1,5 +1,5 @@
-// Inference BatchNormalization in one pass (backend/kernels/batchnorm.cpp), alone, fused with
-// the Relu after it (ai.tonnx::FusedBatchNorm) and inside FusedConv. Oracle: ATen's own
+// Inference BatchNormalization in one pass (backend/kernels/batchnorm_one_pass.cpp), alone, fused
+// with the Relu after it (ai.tonnx::FusedBatchNorm) and inside FusedConv. Oracle: ATen's own
 // at::batch_norm and at::relu_, bit for bit (the kernel claims exactly that).
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-#include "backend/kernels/batchnorm.h"
+#include "backend/kernels/batchnorm_one_pass.h"
 #include "graph_builder.h"
 #include "tonnx/backend.h"
 #include "tonnx/ir.h"

@@ -1,7 +1,7 @@
-// The blocked activation layout (kernels/blocked.h, layout.cpp): chains of convolutions with
-// Relu, BatchNormalization, Add, Concat and pooling between them must give the NCHW path's
-// results bit for bit (that path is checked against LibTorch elsewhere), with and without
-// fusions, at one and two threads, on NaN, inf and signed zeros, batches and odd sizes; the
+// The blocked activation layout (kernels/blocked_layout.h, blocked_plan.cpp): chains of
+// convolutions with Relu, BatchNormalization, Add, Concat and pooling between them must give the
+// NCHW path's results bit for bit (that path is checked against LibTorch elsewhere), with and
+// without fusions, at one and two threads, on NaN, inf and signed zeros, batches and odd sizes; the
 // layout must never reach a kernel that does not know it.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -11,9 +11,10 @@
 #include <set>
 #include <string>
 
-#include "backend/kernels/pool.h"
-#include "backend/layout.h"
-#include "backend/onednn.h"
+#include "backend/kernels/pool_vectorized.h"
+#include "backend/blocked_plan.h"
+#include "backend/kernels/conv/onednn_conv.h"
+#include "backend/kernels/onednn.h"
 #include "graph_builder.h"
 #include "tonnx/backend.h"
 #include "tonnx/proto.h"

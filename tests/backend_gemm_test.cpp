@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "backend/kernels/gemm.h"
-#include "backend/onednn.h"
+#include "backend/kernels/onednn.h"
 #include "tonnx/backend.h"
 #include "tonnx/compare.h"
 #include "graph_builder.h"

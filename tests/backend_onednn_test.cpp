@@ -10,7 +10,8 @@
 #include <thread>
 
 #include "backend/kernels/gemm.h"
-#include "backend/onednn.h"
+#include "backend/kernels/conv/onednn_conv.h"
+#include "backend/kernels/onednn.h"
 #include "tonnx/backend.h"
 #include "tonnx/compare.h"
 #include "tonnx/ir.h"

@@ -1,4 +1,4 @@
-// 2-D max and average pooling (backend/kernels/pool.cpp), alone and as the MaxPool and
+// 2-D max and average pooling (backend/kernels/pool_vectorized.cpp), alone and as the MaxPool and
 // AveragePool kernels run them. Oracle: ATen's at::max_pool2d and at::avg_pool2d, bit for bit
 // but for NaN payloads (the kernels claim exactly that), at one and two threads.
 #include <gtest/gtest.h>
@@ -8,8 +8,8 @@
 #include <functional>
 #include <limits>
 
-#include "backend/kernels/blocked.h"
-#include "backend/kernels/pool.h"
+#include "backend/kernels/blocked_layout.h"
+#include "backend/kernels/pool_vectorized.h"
 #include "graph_builder.h"
 #include "tonnx/backend.h"
 #include "tonnx/ir.h"

@@ -16,8 +16,9 @@
 #include <string>
 
 #include "backend/arena.h"
-#include "backend/onednn.h"
-#include "backend/winograd.h"
+#include "backend/kernels/conv/onednn_conv.h"
+#include "backend/kernels/onednn.h"
+#include "backend/kernels/conv/winograd.h"
 #include "graph_builder.h"
 #include "tonnx/backend.h"
 #include "tonnx/proto.h"
@@ -70,22 +71,22 @@ TEST(BackendWinograd, AsCloseToTheExactResultAsLibTorch) {
   torch::manual_seed(11);
   int prev = at::get_num_threads();
   int ran = 0;  // cases run on a Winograd kernel (oneDNN's F(2x2) where it offers one, or tonnx's)
-  for (const Case&
-           c : {Case{{1, 64, 56, 56}, 64, 1, true}, Case{{1, 256, 14, 14}, 256, 1, true},
-                Case{{1, 512, 7, 7}, 512, 1, false}, Case{{1, 192, 13, 13}, 384, 1, true},
-                Case{{2, 64, 13, 13}, 128, 1, true}, Case{{1, 96, 9, 20}, 32, 1, false},
-                Case{{1, 128, 16, 16}, 48, 0, true},
-                // Shapes oneDNN offers only F(4x4) for on some CPUs (Zen 4): tonnx's own
-                // F(2x2) (winograd.h) there. ResNet's 128@28; Inception v3's 80 -> 192 without
-                // pads; odd sizes and two images; 840 tiles over two blocks, a block spanning both
-                // images; pads of 2 (outputs made of pads and bias alone at the corners).
-                Case{{1, 128, 28, 28}, 128, 1, true}, Case{{1, 80, 37, 37}, 192, 0, true},
-                Case{{2, 96, 17, 19}, 96, 1, true}, Case{{2, 96, 40, 41}, 96, 1, false},
-                Case{{1, 128, 13, 12}, 112, 2, true},
-                // 64 output channels: super_resolution's and VGG's 64 -> 64 on 224 x 224.
-                Case{{1, 64, 112, 112}, 64, 1, true},
-                // Planes smaller than a tile's input (one row, two by two).
-                Case{{1, 512, 1, 3}, 512, 1, true}, Case{{1, 512, 2, 2}, 512, 1, false}}) {
+  for (const Case& c :
+       {Case{{1, 64, 56, 56}, 64, 1, true}, Case{{1, 256, 14, 14}, 256, 1, true},
+        Case{{1, 512, 7, 7}, 512, 1, false}, Case{{1, 192, 13, 13}, 384, 1, true},
+        Case{{2, 64, 13, 13}, 128, 1, true}, Case{{1, 96, 9, 20}, 32, 1, false},
+        Case{{1, 128, 16, 16}, 48, 0, true},
+        // Shapes oneDNN offers only F(4x4) for on some CPUs (Zen 4): tonnx's own
+        // F(2x2) (winograd.h) there. ResNet's 128@28; Inception v3's 80 -> 192 without
+        // pads; odd sizes and two images; 840 tiles over two blocks, a block spanning both
+        // images; pads of 2 (outputs made of pads and bias alone at the corners).
+        Case{{1, 128, 28, 28}, 128, 1, true}, Case{{1, 80, 37, 37}, 192, 0, true},
+        Case{{2, 96, 17, 19}, 96, 1, true}, Case{{2, 96, 40, 41}, 96, 1, false},
+        Case{{1, 128, 13, 12}, 112, 2, true},
+        // 64 output channels: super_resolution's and VGG's 64 -> 64 on 224 x 224.
+        Case{{1, 64, 112, 112}, 64, 1, true},
+        // Planes smaller than a tile's input (one row, two by two).
+        Case{{1, 512, 1, 3}, 512, 1, true}, Case{{1, 512, 2, 2}, 512, 1, false}}) {
     int64_t ic = c.x[1];
     // Post-Relu activations and kaiming-scaled weights, as in the zoo's conv nets.
     at::Tensor x = torch::randn(c.x).relu();

@@ -42,9 +42,9 @@ elapsed=$(($(date +%s) - start))
 expect greedy 1 "allocate|memory" -- \
   "$t" export "$dir/greedy.pt" -o "$dir/greedy.onnx" --input-shape 2 --memory-limit 1024
 [ ! -e "$dir/greedy.onnx" ] && ok greedy_no_output || bad "greedy_no_output: written"
-expect timeout_usage 2 "--timeout must be a number of seconds > 0, got '0'" -- \
+expect timeout_usage 2 "--timeout 0 is out of range: give seconds > 0" -- \
   "$t" export "$dir/forever.pt" -o "$dir/x.onnx" --input-shape 2 --timeout 0
-expect memory_usage 2 "--memory-limit must be a number of MiB from 64, got '8'" -- \
+expect memory_usage 2 "--memory-limit 8 is out of range: give MiB from 64" -- \
   "$t" export "$dir/forever.pt" -o "$dir/x.onnx" --input-shape 2 --memory-limit 8
 expect fast_enough 0 '' -- "$t" export dcgan_discriminator -o "$dir/d.onnx" --timeout 300 \
   --memory-limit 8192

@@ -1,7 +1,7 @@
 // The symbolics that closed most of torch.onnx 1.13's parity list: unique, bucketize,
 // nonzero_numpy, embedding_bag (src/symbolic/sets.cpp), cdist and the linalg norms, kl_div,
 // conv_tbc, lstm_cell, native_layer_norm, _weight_norm, circular padding, as_strided and the
-// prim ops of TorchScript's passes (layout.cpp), scalar loops (__range_length), and the small
+// prim ops of TorchScript's passes (blocked_plan.cpp), scalar loops (__range_length), and the small
 // ones. Modules are scripted from source (a C++ trace would decompose several of these ops),
 // exported at several opsets, and ONNX Runtime and tonnx's backend are checked against
 // LibTorch, with NaN, infinities, empty bags, negative dims, integers and broadcasting.

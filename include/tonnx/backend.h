@@ -155,6 +155,9 @@ struct NodeProfile {
   // "-" otherwise: for totals per op type and plane, as bench/ort_profile.py prints ONNX
   // Runtime's.
   std::string plane = "-";
+  // Which path ran the node and why, where its kernel has several (a convolution: "oneDNN
+  // blocked: ..."); empty otherwise.
+  std::string kernel;
 };
 
 // Totals per op type, per op type and output plane, then the ten slowest nodes; times per run

@@ -7,10 +7,10 @@
 #include <sstream>
 
 #include "backend/cpu.h"
-#include "backend/kernels/batchnorm.h"
+#include "backend/kernels/batchnorm_one_pass.h"
 #include "backend/kernels/gemm.h"
-#include "backend/kernels/pool.h"
-#include "backend/winograd.h"
+#include "backend/kernels/pool_vectorized.h"
+#include "backend/kernels/conv/winograd.h"
 #include "tonnx/backend.h"
 
 namespace tonnx::backend {

@@ -14,7 +14,7 @@
 #include "backend/validate.h"
 #include "backend/arena.h"
 #include "backend/kernels/kernel.h"
-#include "backend/layout.h"
+#include "backend/blocked_plan.h"
 #include "passes/fuse.h"
 #include "tonnx/backend.h"
 #include "tonnx/proto.h"
@@ -66,57 +66,6 @@ bool supports_device(const std::string& device) {
   std::string d = device;
   for (auto& c : d) c = static_cast<char>(toupper(c));
   return d == "CPU" || d == "CPU:0";
-}
-
-// ---- RunValue -------------------------------------------------------------------------
-
-namespace {
-const char* kind_name(RunValue::Kind k) {
-  switch (k) {
-    case RunValue::Kind::None:
-      return "none (an empty optional)";
-    case RunValue::Kind::Tensor:
-      return "a tensor";
-    case RunValue::Kind::Strings:
-      return "a string tensor";
-    case RunValue::Kind::Sequence:
-      return "a sequence";
-  }
-  return "?";
-}
-[[noreturn]] void kind_fail(RunValue::Kind want, const RunValue& got) {
-  throw std::runtime_error(std::string("expected ") + kind_name(want) + " but got " +
-                           got.describe());
-}
-}  // namespace
-
-const at::Tensor& RunValue::tensor() const {
-  if (!is_tensor()) kind_fail(Kind::Tensor, *this);
-  return std::get<at::Tensor>(v_);
-}
-const StringTensor& RunValue::strings() const {
-  if (!is_strings()) kind_fail(Kind::Strings, *this);
-  return *std::get<std::shared_ptr<const StringTensor>>(v_);
-}
-const Sequence& RunValue::sequence() const {
-  if (!is_sequence()) kind_fail(Kind::Sequence, *this);
-  return *std::get<std::shared_ptr<const Sequence>>(v_);
-}
-std::string RunValue::describe() const {
-  switch (kind()) {
-    case Kind::None:
-      return "none (an empty optional)";
-    case Kind::Tensor: {
-      const at::Tensor& t = std::get<at::Tensor>(v_);
-      if (!t.defined()) return "an omitted (undefined) tensor";
-      return std::string("a tensor ") + ir::TensorType::from_tensor(t).str();
-    }
-    case Kind::Strings:
-      return "a string tensor of shape " + c10::str(at::IntArrayRef(strings().shape));
-    case Kind::Sequence:
-      return "a sequence of " + std::to_string(sequence().items.size()) + " value(s)";
-  }
-  return "?";
 }
 
 // ---- planning ---------------------------------------------------------------------------
@@ -555,7 +504,8 @@ std::vector<NodeProfile> Rep::profile() const {
   for (size_t i = 0; i < g.steps.size(); ++i) {
     auto [h, w] = g.profile->plane[i];
     out.push_back({node_label(*g.steps[i].node), g.steps[i].node->op_type(), g.profile->ms[i],
-                   g.profile->calls[i], h < 0 ? "-" : std::to_string(h) + "x" + std::to_string(w)});
+                   g.profile->calls[i], h < 0 ? "-" : std::to_string(h) + "x" + std::to_string(w),
+                   g.steps[i].kernel.note()});
   }
   return out;
 }
@@ -566,41 +516,6 @@ void Rep::reset_profile() const {
   std::lock_guard<std::mutex> lock(g.profile->mu);
   std::fill(g.profile->ms.begin(), g.profile->ms.end(), 0.0);
   std::fill(g.profile->calls.begin(), g.profile->calls.end(), 0);
-}
-
-std::string profile_report(const std::vector<NodeProfile>& prof) {
-  std::ostringstream out;
-  std::map<std::string, std::pair<double, int64_t>> by_type;
-  double total = 0;
-  int64_t runs = 0;
-  for (const auto& p : prof) {
-    runs = std::max(runs, p.calls);
-    by_type[p.op_type].first += p.total_ms;
-    by_type[p.op_type].second += 1;
-    total += p.total_ms;
-  }
-  if (runs == 0) return {};
-  std::vector<std::pair<double, std::string>> types;
-  for (const auto& [t, v] : by_type) types.push_back({v.first, t});
-  std::sort(types.rbegin(), types.rend());
-  out << "profile: " << runs << " runs, " << total / runs << " ms per run in nodes\n";
-  for (const auto& [ms, t] : types)
-    out << "  " << t << " x" << by_type[t].second << ": " << ms / runs << " ms ("
-        << 100 * ms / total << "%)\n";
-  std::map<std::string, double> by_plane;
-  for (const auto& p : prof) by_plane[p.op_type + " " + p.plane] += p.total_ms;
-  std::vector<std::pair<double, std::string>> planes;
-  for (const auto& [k, ms] : by_plane) planes.push_back({ms, k});
-  std::sort(planes.rbegin(), planes.rend());
-  out << "by output plane:\n";
-  for (const auto& [ms, k] : planes) out << "  " << k << ": " << ms / runs << " ms\n";
-  std::vector<const NodeProfile*> nodes;
-  for (const auto& p : prof) nodes.push_back(&p);
-  std::sort(nodes.begin(), nodes.end(), [](auto* a, auto* b) { return a->total_ms > b->total_ms; });
-  out << "slowest nodes:\n";
-  for (size_t i = 0; i < std::min<size_t>(10, nodes.size()); ++i)
-    out << "  " << nodes[i]->node << ": " << nodes[i]->total_ms / runs << " ms\n";
-  return out.str();
 }
 
 std::vector<at::Tensor> run_node(const onnx::NodeProto& node, const std::vector<at::Tensor>& inputs,

@@ -1,7 +1,13 @@
-// A small argument parser for the tonnx command: flags with values, switches, positionals.
+// The one argument parser of the tonnx command: each command is a Command (its help, the
+// options it takes and the function that runs it), main.cpp parses its arguments with
+// parse_args, and values are read through Args' typed getters, which fail with one error
+// style: "--threads 'x' is not an integer", "--opset 8 is out of range: use 9 to 17".
 #pragma once
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -38,6 +44,28 @@ struct Args {
     auto it = values.find(k);
     return it == values.end() ? std::vector<std::string>{} : it->second;
   }
+  // The value of -o or --output, whichever is given.
+  std::optional<std::string> output() const { return get("-o") ? get("-o") : get("--output"); }
+  // The option as an integer in lo..hi, or nullopt when not given. `expect` says what is
+  // allowed, for the error: "use 9 to 17".
+  std::optional<int64_t> integer(const std::string& k, int64_t lo, int64_t hi,
+                                 const std::string& expect) const;
+  std::optional<int64_t> integer(const std::string& k) const {
+    return integer(k, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), "");
+  }
+  // The option as a finite number in lo..hi (above lo where lo_open), or nullopt.
+  std::optional<double> number(const std::string& k, double lo, double hi, bool lo_open,
+                               const std::string& expect) const;
+};
+
+// A command of `tonnx`: its name, the text `tonnx NAME --help` prints, the options it takes,
+// and the function that runs it on the parsed arguments (returning the exit code; errors are
+// thrown: UsageError -> 2, others -> 1).
+struct Command {
+  const char* name;
+  const char* help;
+  Spec spec;
+  int (*run)(const Args& a);
 };
 
 // Whether a command's arguments ask for its help (--help or -h anywhere).
@@ -112,15 +140,34 @@ inline int64_t parse_int(const std::string& s, const std::string& what) {
   }
 }
 
-inline double parse_double(const std::string& s, const std::string& what) {
+inline double parse_number(const std::string& s, const std::string& what) {
   try {
     size_t pos = 0;
     double v = std::stod(s, &pos);
-    if (pos != s.size() || !(v >= 0)) throw std::invalid_argument(s);
+    if (pos != s.size() || !std::isfinite(v)) throw std::invalid_argument(s);
     return v;
   } catch (const std::exception&) {
-    throw UsageError(what + " '" + s + "' is not a number >= 0");
+    throw UsageError(what + " '" + s + "' is not a number");
   }
+}
+
+inline std::optional<int64_t> Args::integer(const std::string& k, int64_t lo, int64_t hi,
+                                            const std::string& expect) const {
+  auto v = get(k);
+  if (!v) return std::nullopt;
+  int64_t n = parse_int(*v, k);
+  if (n < lo || n > hi) throw UsageError(k + " " + *v + " is out of range: " + expect);
+  return n;
+}
+
+inline std::optional<double> Args::number(const std::string& k, double lo, double hi, bool lo_open,
+                                          const std::string& expect) const {
+  auto v = get(k);
+  if (!v) return std::nullopt;
+  double d = parse_number(*v, k);
+  if (d < lo || (lo_open && d == lo) || d > hi)
+    throw UsageError(k + " " + *v + " is out of range: " + expect);
+  return d;
 }
 
 }  // namespace tonnx::cli

@@ -1,18 +1,39 @@
+// The commands of `tonnx`, one file each (main.cpp lists them and runs one), and what the
+// export's forms share.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "cli/args.h"
 #include "tonnx/export.h"
 
 namespace tonnx::cli {
 
-// Writes `inputs` and the summary's eager outputs as DIR/test_data_set_0 (ONNX TensorProto),
-// named like the exported graph's inputs and outputs.
-struct Args;
+extern const Command kExportCommand;       // export.cpp (TorchScript files: export_script.cpp)
+extern const Command kModelsCommand;       // models.cpp
+extern const Command kCheckCommand;        // check.cpp
+extern const Command kPrintCommand;        // print.cpp
+extern const Command kConvertCommand;      // convert.cpp
+extern const Command kRunCommand;          // run.cpp
+extern const Command kVerifyCommand;       // verify.cpp
+extern const Command kSymbolicsCommand;    // symbolics.cpp
+extern const Command kConformanceCommand;  // conformance.cpp
+extern const Command kCpuCommand;          // cpu.cpp
+
+// The options of `tonnx export` (verify takes them too).
+Spec export_spec();
+// `tonnx export` on parsed arguments (verify calls it with its own output and test data).
+int run_export(const Args& a);
+
+// --input-shape "1x3x224x224,1x10": the example input shapes.
+std::vector<std::vector<int64_t>> parse_shapes(const std::string& s);
+
 // The export options every `tonnx export` form shares (--opset, names, dynamic axes, flags).
 ExportOptions export_options(const Args& a);
 
+// Writes `inputs` and the summary's eager outputs as DIR/test_data_set_0 (ONNX TensorProto),
+// named like the exported graph's inputs and outputs.
 void write_export_test_data(const std::string& dir, const std::vector<at::Tensor>& inputs,
                             const tonnx::ExportSummary& summary);
 // DIR/float64_reference/output_K.pb: `model` (its module converted in place) run in double on
@@ -20,17 +41,5 @@ void write_export_test_data(const std::string& dir, const std::vector<at::Tensor
 // (reference.cpp).
 void write_float64_reference(const std::string& dir, Traceable& model,
                              const std::vector<at::Tensor>& inputs);
-
-// Each returns the process exit code. Errors are thrown (UsageError -> 2, others -> 1).
-int cmd_export(const std::vector<std::string>& args);
-int cmd_models(const std::vector<std::string>& args);
-int cmd_check(const std::vector<std::string>& args);
-int cmd_print(const std::vector<std::string>& args);
-int cmd_run(const std::vector<std::string>& args);  // run.cpp
-int cmd_symbolics(const std::vector<std::string>& args);
-int cmd_conformance(const std::vector<std::string>& args);  // conformance.cpp
-int cmd_convert(const std::vector<std::string>& args);      // convert.cpp
-int cmd_verify(const std::vector<std::string>& args);       // verify.cpp
-int cmd_cpu(const std::vector<std::string>& args);          // cpu.cpp
 
 }  // namespace tonnx::cli

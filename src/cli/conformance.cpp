@@ -9,9 +9,9 @@
 #include "tonnx/conformance.h"
 
 namespace tonnx::cli {
-int cmd_conformance(const std::vector<std::string>& argv) {
-  if (wants_help(argv)) {
-    std::cout << R"(usage: tonnx conformance DIR... [options]
+namespace {
+
+const char kConformanceHelp[] = R"(usage: tonnx conformance DIR... [options]
 
 Runs ONNX backend test cases on tonnx's backend. Each DIR is a case folder (model.onnx and
 test_data_set_N/) or a folder of case folders. Prints `pass NAME`, `FAIL NAME: why` or
@@ -23,14 +23,13 @@ options:
   --atol Y         absolute tolerance (default 1e-7)
   --quiet          print only failures and the summary
 )";
-    return 0;
-  }
-  Spec spec{{"--skips", "--rtol", "--atol"}, {"--quiet"}, {}, {}};
-  Args a = parse_args(argv, spec);
+
+int run_conformance(const Args& a) {
   if (a.positional.empty()) throw UsageError("expected at least one test case folder");
   Tolerance tol = backend::kConformanceTolerance;
-  if (auto v = a.get("--rtol")) tol.rtol = std::stod(*v);
-  if (auto v = a.get("--atol")) tol.atol = std::stod(*v);
+  const double inf = std::numeric_limits<double>::infinity();
+  tol.rtol = a.number("--rtol", 0, inf, false, "give a number >= 0").value_or(tol.rtol);
+  tol.atol = a.number("--atol", 0, inf, false, "give a number >= 0").value_or(tol.atol);
   std::map<std::string, std::string> skips;
   if (auto v = a.get("--skips")) skips = backend::read_skip_list(*v);
   bool quiet = a.has("--quiet");
@@ -57,5 +56,11 @@ options:
   std::cout << passed << " passed, " << failed << " failed, " << skipped << " skipped\n";
   return failed ? 1 : 0;
 }
+
+}  // namespace
+
+const Command kConformanceCommand{"conformance", kConformanceHelp,
+                                  Spec{{"--skips", "--rtol", "--atol"}, {"--quiet"}, {}, {}},
+                                  run_conformance};
 
 }  // namespace tonnx::cli

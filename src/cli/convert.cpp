@@ -8,9 +8,10 @@
 
 namespace tonnx::cli {
 
-int cmd_convert(const std::vector<std::string>& argv) {
-  if (wants_help(argv)) {
-    std::cout << R"(usage: tonnx convert IN.onnx -o OUT.onnx (--external-data[=NAME] | --inline)
+namespace {
+
+const char kConvertHelp[] =
+    R"(usage: tonnx convert IN.onnx -o OUT.onnx (--external-data[=NAME] | --inline)
 
 Rewrites a model with its weights in one external data file, or with every externally held
 tensor back inside the model file. Works on models from any tool (torch.onnx's one file per
@@ -27,23 +28,19 @@ options:
   --external-data-threshold N  the smallest tensor (bytes) moved out (default 1024)
   --inline                     every external tensor back inside the model (under 2 GB)
 )";
-    return 0;
-  }
-  Spec spec{{"-o", "--output", "--external-data-threshold"}, {"--inline"}, {}, {"--external-data"}};
-  Args a = parse_args(argv, spec);
+
+int run_convert(const Args& a) {
   if (a.positional.size() != 1)
     throw UsageError("expected one input model, got " + std::to_string(a.positional.size()));
-  auto out = a.get("-o") ? a.get("-o") : a.get("--output");
+  auto out = a.output();
   if (!out) throw UsageError("missing -o OUT.onnx");
   if (a.has("--inline") == a.has("--external-data"))
     throw UsageError("give exactly one of --external-data[=NAME] and --inline");
   ExternalDataOptions ext;
-  if (auto v = a.get("--external-data-threshold")) {
-    if (a.has("--inline")) throw UsageError("--external-data-threshold goes with --external-data");
-    ext.threshold = parse_int(*v, "--external-data-threshold");
-    if (ext.threshold < 0)
-      throw UsageError("--external-data-threshold " + *v + " is negative; give a byte count");
-  }
+  if (a.has("--external-data-threshold") && a.has("--inline"))
+    throw UsageError("--external-data-threshold goes with --external-data");
+  ext.threshold = a.integer("--external-data-threshold", 0, INT64_MAX, "give a byte count >= 0")
+                      .value_or(ext.threshold);
   if (a.has("--external-data")) {
     auto name = a.get("--external-data");
     ext.location = name ? *name : std::filesystem::path(*out).filename().string() + ".data";
@@ -55,5 +52,12 @@ options:
     std::cout << "  external data " << s.data_path << " (" << s.data_bytes << " bytes)\n";
   return 0;
 }
+
+}  // namespace
+
+const Command kConvertCommand{
+    "convert", kConvertHelp,
+    Spec{{"-o", "--output", "--external-data-threshold"}, {"--inline"}, {}, {"--external-data"}},
+    run_convert};
 
 }  // namespace tonnx::cli

@@ -7,9 +7,9 @@
 
 namespace tonnx::cli {
 
-int cmd_cpu(const std::vector<std::string>& argv) {
-  if (wants_help(argv)) {
-    std::cout << R"(usage: tonnx cpu
+namespace {
+
+const char kCpuHelp[] = R"(usage: tonnx cpu
 
 Prints what tonnx's backend chooses on this CPU: the instruction set the CPU has and the one
 tonnx's own kernels use, ATen's and oneDNN's, the blocked layout's width, and which of
@@ -19,11 +19,15 @@ TONNX_MAX_ISA=avx512|avx2|none caps tonnx's kernels, ATen (ATEN_CPU_CAPABILITY) 
 (ONEDNN_MAX_CPU_ISA) together, so that this CPU chooses as a smaller one would. OpenBLAS
 chooses when it loads: cap it with OPENBLAS_CORETYPE (e.g. Haswell).
 )";
-    return 0;
-  }
-  if (!argv.empty()) throw UsageError("takes no arguments");
+
+int run_cpu(const Args& a) {
+  if (!a.positional.empty()) throw UsageError("takes no arguments");
   std::cout << backend::cpu_info().str();
   return 0;
 }
+
+}  // namespace
+
+const Command kCpuCommand{"cpu", kCpuHelp, Spec{}, run_cpu};
 
 }  // namespace tonnx::cli

@@ -21,17 +21,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<int64_t> parse_shape(const std::string& one) {
-  std::vector<int64_t> dims;
-  for (const auto& d : split(one, 'x')) {
-    int64_t v = parse_int(d, "dimension");
-    if (v < 0) throw UsageError("--input-shape: dimension " + d + " is negative");
-    dims.push_back(v);
-  }
-  if (dims.empty()) throw UsageError("--input-shape: empty shape '" + one + "'");
-  return dims;
-}
-
 torch::Tensor read_input(const std::string& path) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec))
@@ -184,7 +173,7 @@ bool is_torchscript_model(const std::string& model) {
 
 int cmd_export_script(const Args& a) {
   const std::string model = a.positional[0];
-  auto out = a.get("-o") ? a.get("-o") : a.get("--output");
+  auto out = a.output();
   if (!out) throw UsageError("missing -o OUT.onnx");
   if (model.size() > 5 && model.compare(model.size() - 5, 5, ".onnx") == 0)
     throw UsageError("'" + model +
@@ -206,11 +195,9 @@ int cmd_export_script(const Args& a) {
       tensors_of(args.back(), inputs);
     }
   } else {
-    uint64_t seed = 0;
-    if (auto s = a.get("--seed")) seed = static_cast<uint64_t>(parse_int(*s, "--seed"));
-    torch::manual_seed(seed);
-    for (const auto& one : split(*a.get("--input-shape"), ',')) {
-      inputs.push_back(torch::randn(parse_shape(one)));
+    torch::manual_seed(static_cast<uint64_t>(a.integer("--seed").value_or(0)));
+    for (const auto& shape : parse_shapes(*a.get("--input-shape"))) {
+      inputs.push_back(torch::randn(shape));
       args.emplace_back(inputs.back());
     }
   }

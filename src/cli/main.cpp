@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -54,26 +53,31 @@ turned into the byte 0x1f. A crash ends the batch; the caller starts another. Ex
 when stdin ends.
 )";
 
-// Runs one command as `tonnx CMD ARGS...` would, turning errors into exit codes.
+// The commands, one file each (commands.h).
+const tonnx::cli::Command* find_command(const std::string& name) {
+  using namespace tonnx::cli;  // NOLINT
+  static const Command* const kCommands[] = {
+      &kExportCommand, &kModelsCommand, &kCheckCommand,     &kPrintCommand,       &kConvertCommand,
+      &kRunCommand,    &kVerifyCommand, &kSymbolicsCommand, &kConformanceCommand, &kCpuCommand};
+  for (const Command* c : kCommands)
+    if (name == c->name) return c;
+  return nullptr;
+}
+
+// Runs one command as `tonnx CMD ARGS...` would: its help, or its arguments parsed and the
+// command run, errors turned into exit codes.
 int dispatch(const std::string& cmd, const std::vector<std::string>& rest) {
-  static const std::map<std::string, std::function<int(const std::vector<std::string>&)>> commands =
-      {{"export", tonnx::cli::cmd_export},
-       {"models", tonnx::cli::cmd_models},
-       {"check", tonnx::cli::cmd_check},
-       {"print", tonnx::cli::cmd_print},
-       {"run", tonnx::cli::cmd_run},
-       {"symbolics", tonnx::cli::cmd_symbolics},
-       {"conformance", tonnx::cli::cmd_conformance},
-       {"convert", tonnx::cli::cmd_convert},
-       {"verify", tonnx::cli::cmd_verify},
-       {"cpu", tonnx::cli::cmd_cpu}};
-  auto it = commands.find(cmd);
-  if (it == commands.end()) {
+  const tonnx::cli::Command* command = find_command(cmd);
+  if (!command) {
     std::cerr << "tonnx: unknown command '" << cmd << "'\n\n" << kUsage;
     return 2;
   }
+  if (tonnx::cli::wants_help(rest)) {
+    std::cout << command->help;
+    return 0;
+  }
   try {
-    return it->second(rest);
+    return command->run(tonnx::cli::parse_args(rest, command->spec));
   } catch (const tonnx::cli::UsageError& e) {
     std::cerr << "tonnx " << cmd << ": " << e.what() << " (see `tonnx " << cmd << " --help`)\n";
     return 2;

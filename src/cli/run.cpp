@@ -128,11 +128,7 @@ std::map<std::string, at::Tensor> random_inputs(const std::string& path,
   return out;
 }
 
-}  // namespace
-
-int cmd_run(const std::vector<std::string>& argv) {
-  if (wants_help(argv)) {
-    std::cout << R"(usage: tonnx run M.onnx [options]
+const char kRunHelp[] = R"(usage: tonnx run M.onnx [options]
 
 Runs a model on tonnx's CPU backend.
 
@@ -170,28 +166,23 @@ options:
   --no-optimize          no constant folding or fusions at prepare time
   --timeout SECONDS      stop a run that takes longer (a Loop with a huge trip count)
 )";
-    return 0;
-  }
-  Spec spec{{"--test-data", "--output-dir", "--threads", "--repeat", "--rtol", "--atol",
-             "--timeout", "--seed"},
-            {"--profile", "--fold-batchnorm", "--onednn-conv", "--exact-gemm", "--exact",
-             "--no-winograd", "--no-optimize", "--random-inputs", "--plain-layout"},
-            {"--input", "--dim"},
-            {}};
-  Args a = parse_args(argv, spec);
-  if (a.positional.size() != 1) throw UsageError("expected one .onnx file");
-  backend::PrepareOptions popt;
-  if (auto v = a.get("--threads")) {
-    int64_t n = parse_int(*v, "--threads");
-    if (n < 1 || n > 4096) throw UsageError("--threads is " + *v + "; it must be 1 to 4096");
-    popt.num_threads = static_cast<int>(n);
-  }
-  // Checked before the model runs, not after.
+
+// What `tonnx run`'s options ask, checked before the model is prepared.
+struct RunSettings {
+  backend::PrepareOptions prepare;
+  backend::RunOptions run;
+  Tolerance tol;
   std::optional<int64_t> repeat;
-  if (auto v = a.get("--repeat")) {
-    repeat = parse_int(*v, "--repeat");
-    if (*repeat < 1) throw UsageError("--repeat must be >= 1");
-  }
+  std::map<std::string, int64_t> dims;  // --dim NAME=SIZE
+  uint64_t seed = 0;
+};
+
+RunSettings run_settings(const Args& a) {
+  RunSettings s;
+  backend::PrepareOptions& popt = s.prepare;
+  if (auto n = a.integer("--threads", 1, 4096, "use 1 to 4096"))
+    popt.num_threads = static_cast<int>(*n);
+  s.repeat = a.integer("--repeat", 1, INT64_MAX, "give a count >= 1");
   if (auto dir = a.get("--output-dir"))
     if (fs::exists(*dir) && !fs::is_directory(*dir))
       throw UsageError("--output-dir '" + *dir + "' is a file; it must be a folder (or not exist)");
@@ -203,112 +194,145 @@ options:
   popt.winograd = !a.has("--no-winograd");
   popt.blocked_layout = !a.has("--plain-layout");
   popt.optimize = !a.has("--no-optimize");
-  Tolerance tol;
-  if (auto v = a.get("--rtol")) tol.rtol = parse_double(*v, "--rtol");
-  if (auto v = a.get("--atol")) tol.atol = parse_double(*v, "--atol");
+  const double inf = std::numeric_limits<double>::infinity();
+  s.tol.rtol = a.number("--rtol", 0, inf, false, "give a number >= 0").value_or(s.tol.rtol);
+  s.tol.atol = a.number("--atol", 0, inf, false, "give a number >= 0").value_or(s.tol.atol);
   if (a.has("--test-data") && a.has("--random-inputs"))
     throw UsageError("--test-data and --random-inputs exclude each other");
   if ((a.has("--seed") || a.has("--dim")) && !a.has("--random-inputs"))
     throw UsageError("--seed and --dim are for --random-inputs");
-  std::map<std::string, int64_t> dims;
   for (const auto& kv : a.all("--dim")) {
     auto eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) throw UsageError("--dim '" + kv + "' is not NAME=SIZE");
-    dims[kv.substr(0, eq)] = parse_int(kv.substr(eq + 1), "--dim " + kv.substr(0, eq));
-    if (dims[kv.substr(0, eq)] < 0) throw UsageError("--dim " + kv + ": a size must be >= 0");
+    int64_t size = parse_int(kv.substr(eq + 1), "--dim " + kv.substr(0, eq));
+    if (size < 0) throw UsageError("--dim " + kv + " is out of range: give a size >= 0");
+    s.dims[kv.substr(0, eq)] = size;
   }
-  backend::RunOptions ropt;
-  if (auto v = a.get("--timeout")) {
-    char* end = nullptr;
-    ropt.timeout_seconds = std::strtod(v->c_str(), &end);
-    if (end != v->c_str() + v->size() || !(ropt.timeout_seconds > 0))
-      throw UsageError("--timeout must be a number of seconds > 0, got '" + *v + "'");
+  s.seed = static_cast<uint64_t>(a.integer("--seed").value_or(0));
+  s.run.timeout_seconds =
+      a.number("--timeout", 0, inf, true, "give seconds > 0").value_or(s.run.timeout_seconds);
+  return s;
+}
+
+// The values a run read and wrote: the last set's, for --output-dir and --repeat.
+struct LastRun {
+  std::vector<at::Tensor> inputs;
+  backend::RunValues outputs;
+};
+
+// --test-data DIR: every set run and compared; counts those that passed and failed.
+void run_test_data(const backend::Rep& rep, const std::string& dir, const RunSettings& s,
+                   LastRun& last, int& passed, int& failed) {
+  auto sets = read_test_data(dir);
+  for (size_t si = 0; si < sets.size(); ++si) {
+    const auto& set = sets[si];
+    auto outs = rep.run(set_inputs(set, rep.input_names(), si), s.run);
+    bool ok = outs.size() == set.outputs.size();
+    std::cout << "test_data_set_" << si << ":";
+    for (size_t k = 0; k < std::min(outs.size(), set.outputs.size()); ++k) {
+      Comparison d = compare(outs[k], set.outputs[k], s.tol);
+      ok = ok && d.ok;
+      std::cout << " " << rep.output_names()[k] << " max_abs=" << d.max_abs
+                << " max_rel=" << d.max_rel;
+      if (!d.ok) std::cout << " (" << d.mismatch << ")";
+    }
+    std::cout << (ok ? " pass" : " FAIL") << "\n";
+    ok ? ++passed : ++failed;
+    last.inputs = set.inputs;
+    last.outputs.assign(outs.begin(), outs.end());
   }
-  backend::Rep rep = backend::prepare(a.positional[0], "CPU", popt);
+}
+
+// The inputs given with --input, and random ones for the rest with --random-inputs.
+std::map<std::string, at::Tensor> given_inputs(const Args& a, const RunSettings& s) {
+  std::map<std::string, at::Tensor> named;
+  for (const auto& kv : a.all("--input")) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos) throw UsageError("--input '" + kv + "' is not NAME=FILE.pb");
+    // A tensor file's external data lies in its own folder.
+    std::string file = kv.substr(eq + 1);
+    named[kv.substr(0, eq)] = tensor_from_proto(read_tensor_proto(file), folder_of(file));
+  }
+  if (a.has("--random-inputs")) {
+    for (auto& [name, t] : random_inputs(a.positional[0], s.dims, s.seed, named)) {
+      std::cout << name << ": " << shown(t) << " (random)\n";
+      named[name] = t;
+    }
+  }
+  return named;
+}
+
+// One run on the given inputs, its outputs printed.
+void run_given(const backend::Rep& rep, const std::map<std::string, at::Tensor>& named,
+               const RunSettings& s, LastRun& last) {
+  last.inputs.clear();
+  for (const auto& [name, t] : named)
+    if (std::find(rep.input_names().begin(), rep.input_names().end(), name) ==
+        rep.input_names().end())
+      rep.run(named);  // the by-name API's error names the unknown input and lists them all
+  for (const auto& n : rep.input_names()) {
+    if (!named.count(n))
+      throw std::invalid_argument(
+          "input '" + n + "' is not given: give it with --input " + n +
+          "=FILE.pb, every input with --test-data DIR, or let --random-inputs "
+          "make them from the model's declared types");
+    last.inputs.push_back(named.at(n));
+  }
+  last.outputs = rep.run_values(backend::RunValues(last.inputs.begin(), last.inputs.end()), s.run);
+  for (size_t k = 0; k < last.outputs.size(); ++k)
+    std::cout << rep.output_names()[k] << ": " << shown(last.outputs[k]) << "\n";
+}
+
+// --repeat N: N timed runs after a warm-up; prints the median.
+void time_runs(const backend::Rep& rep, const std::vector<at::Tensor>& inputs, int64_t n,
+               const backend::RunOptions& ropt) {
+  rep.run(inputs, ropt);  // warm-up
+  rep.reset_profile();    // the profile times the timed runs only
+  std::vector<double> ms;
+  for (int64_t i = 0; i < n; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    rep.run(inputs, ropt);
+    ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  std::cout << "median_ms=" << ms[ms.size() / 2] << "\n";
+}
+
+int run_run(const Args& a) {
+  if (a.positional.size() != 1) throw UsageError("expected one .onnx file");
+  RunSettings s = run_settings(a);
+  backend::Rep rep = backend::prepare(a.positional[0], "CPU", s.prepare);
   std::cout << "prepare_ms=" << rep.prepare_seconds() * 1000 << "\n";
   torch::NoGradGuard no_grad;
+  LastRun last;
   int passed = 0, failed = 0;
-  std::vector<at::Tensor> last_inputs;
-  backend::RunValues last_outputs;
-  if (auto dir = a.get("--test-data")) {
-    auto sets = read_test_data(*dir);
-    for (size_t si = 0; si < sets.size(); ++si) {
-      const auto& set = sets[si];
-      auto outs = rep.run(set_inputs(set, rep.input_names(), si), ropt);
-      bool ok = outs.size() == set.outputs.size();
-      std::cout << "test_data_set_" << si << ":";
-      for (size_t k = 0; k < std::min(outs.size(), set.outputs.size()); ++k) {
-        Comparison d = compare(outs[k], set.outputs[k], tol);
-        ok = ok && d.ok;
-        std::cout << " " << rep.output_names()[k] << " max_abs=" << d.max_abs
-                  << " max_rel=" << d.max_rel;
-        if (!d.ok) std::cout << " (" << d.mismatch << ")";
-      }
-      std::cout << (ok ? " pass" : " FAIL") << "\n";
-      ok ? ++passed : ++failed;
-      last_inputs = set.inputs;
-      last_outputs.assign(outs.begin(), outs.end());
-    }
-  } else {
-    std::map<std::string, at::Tensor> named;
-    for (const auto& kv : a.all("--input")) {
-      auto eq = kv.find('=');
-      if (eq == std::string::npos) throw UsageError("--input '" + kv + "' is not NAME=FILE.pb");
-      // A tensor file's external data lies in its own folder.
-      std::string file = kv.substr(eq + 1);
-      named[kv.substr(0, eq)] = tensor_from_proto(read_tensor_proto(file), folder_of(file));
-    }
-    if (a.has("--random-inputs")) {
-      uint64_t seed =
-          a.get("--seed") ? static_cast<uint64_t>(parse_int(*a.get("--seed"), "--seed")) : 0;
-      for (auto& [name, t] : random_inputs(a.positional[0], dims, seed, named)) {
-        std::cout << name << ": " << shown(t) << " (random)\n";
-        named[name] = t;
-      }
-    }
-    last_inputs.clear();
-    for (const auto& [name, t] : named)
-      if (std::find(rep.input_names().begin(), rep.input_names().end(), name) ==
-          rep.input_names().end())
-        rep.run(named);  // the by-name API's error names the unknown input and lists them all
-    for (const auto& n : rep.input_names()) {
-      if (!named.count(n))
-        throw std::invalid_argument(
-            "input '" + n + "' is not given: give it with --input " + n +
-            "=FILE.pb, every input with --test-data DIR, or let --random-inputs "
-            "make them from the model's declared types");
-      last_inputs.push_back(named.at(n));
-    }
-    last_outputs = rep.run_values(backend::RunValues(last_inputs.begin(), last_inputs.end()), ropt);
-    for (size_t k = 0; k < last_outputs.size(); ++k)
-      std::cout << rep.output_names()[k] << ": " << shown(last_outputs[k]) << "\n";
-  }
+  if (auto dir = a.get("--test-data"))
+    run_test_data(rep, *dir, s, last, passed, failed);
+  else
+    run_given(rep, given_inputs(a, s), s, last);
   if (auto dir = a.get("--output-dir")) {
     fs::create_directories(*dir);
-    for (size_t k = 0; k < last_outputs.size(); ++k)
-      save_value_proto(last_outputs[k], rep.output_names()[k],
+    for (size_t k = 0; k < last.outputs.size(); ++k)
+      save_value_proto(last.outputs[k], rep.output_names()[k],
                        (fs::path(*dir) / ("output_" + std::to_string(k) + ".pb")).string());
   }
-  if (repeat) {
-    const int64_t n = *repeat;
-    rep.run(last_inputs, ropt);  // warm-up
-    rep.reset_profile();         // the profile times the timed runs only
-    std::vector<double> ms;
-    for (int64_t i = 0; i < n; ++i) {
-      auto t0 = std::chrono::steady_clock::now();
-      rep.run(last_inputs, ropt);
-      ms.push_back(
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    }
-    std::sort(ms.begin(), ms.end());
-    std::cout << "median_ms=" << ms[ms.size() / 2] << "\n";
-  }
-  if (popt.profile) std::cout << backend::profile_report(rep.profile());
-  if (a.get("--test-data")) {
-    std::cout << passed << " passed, " << failed << " failed\n";
-    return failed ? 1 : 0;
-  }
-  return 0;
+  if (s.repeat) time_runs(rep, last.inputs, *s.repeat, s.run);
+  if (s.prepare.profile) std::cout << backend::profile_report(rep.profile());
+  if (a.get("--test-data")) std::cout << passed << " passed, " << failed << " failed\n";
+  return failed ? 1 : 0;
 }
+
+}  // namespace
+
+const Command kRunCommand{
+    "run", kRunHelp,
+    Spec{{"--test-data", "--output-dir", "--threads", "--repeat", "--rtol", "--atol", "--timeout",
+          "--seed"},
+         {"--profile", "--fold-batchnorm", "--onednn-conv", "--exact-gemm", "--exact",
+          "--no-winograd", "--no-optimize", "--random-inputs", "--plain-layout"},
+         {"--input", "--dim"},
+         {}},
+    run_run};
 
 }  // namespace tonnx::cli

@@ -15,7 +15,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* kVerifyHelp = R"(usage: tonnx verify MODEL [export options] [verify options]
+const char kVerifyHelp[] = R"(usage: tonnx verify MODEL [export options] [verify options]
        tonnx verify MODEL.pt (--inputs in0.pb,... | --input-shape S) [options]
 
 Exports MODEL (a zoo name or a TorchScript file, with `tonnx export`'s options), runs the
@@ -44,59 +44,44 @@ Every `tonnx export` option applies (see `tonnx export --help`): --opset, --inpu
 --inputs, --dynamic-axes, --no-constant-folding, --aten-fallback, --seed, ...
 )";
 
-}  // namespace
+// Export's options and verify's own.
+Spec verify_spec() {
+  Spec s = export_spec();
+  s.with_value.insert({"--rtol", "--atol", "--runtime", "--onnx", "--repro-dir"});
+  s.switches.insert("--search");
+  return s;
+}
 
-int cmd_verify(const std::vector<std::string>& argv) {
-  if (wants_help(argv)) {
-    std::cout << kVerifyHelp;
-    return 0;
-  }
-  // verify's own options; the rest goes to the export.
+int run_verify(const Args& in) {
+  if (in.has("--test-data"))
+    throw UsageError("--test-data is export's; verify makes its own test data");
   VerifyOptions vo;
-  std::vector<std::string> rest;
-  std::string onnx, out;
-  auto value = [&](size_t& i, const std::string& key) {
-    const std::string& s = argv[i];
-    if (s.size() > key.size() && s[key.size()] == '=') return s.substr(key.size() + 1);
-    if (i + 1 >= argv.size()) throw UsageError("option " + key + " needs a value");
-    return argv[++i];
-  };
-  auto is = [](const std::string& s, const std::string& key) {
-    return s == key || s.rfind(key + "=", 0) == 0;
-  };
-  for (size_t i = 0; i < argv.size(); ++i) {
-    const std::string& s = argv[i];
-    if (is(s, "--rtol")) {
-      vo.tolerance.rtol = parse_double(value(i, "--rtol"), "--rtol");
-    } else if (is(s, "--atol")) {
-      vo.tolerance.atol = parse_double(value(i, "--atol"), "--atol");
-    } else if (is(s, "--runtime")) {
-      vo.runtimes = split(value(i, "--runtime"), ',');
-      for (const auto& r : vo.runtimes)
-        if (r != "tonnx" && r != "ort")
-          throw UsageError("--runtime: unknown runtime '" + r + "'; use tonnx, ort or tonnx,ort");
-      if (vo.runtimes.empty()) throw UsageError("--runtime is empty; use tonnx, ort or tonnx,ort");
-      vo.require_runtimes = true;
-    } else if (is(s, "--onnx")) {
-      onnx = value(i, "--onnx");
-    } else if (is(s, "--repro-dir")) {
-      vo.repro_dir = value(i, "--repro-dir");
-    } else if (s == "--search") {
-      vo.always_search = true;
-    } else if (is(s, "-o") || is(s, "--output")) {
-      out = value(i, s.rfind("--output", 0) == 0 ? "--output" : "-o");
-    } else if (is(s, "--test-data")) {
-      throw UsageError("--test-data is export's; verify makes its own test data");
-    } else {
-      rest.push_back(s);
-    }
+  const double inf = std::numeric_limits<double>::infinity();
+  vo.tolerance.rtol =
+      in.number("--rtol", 0, inf, false, "give a number >= 0").value_or(vo.tolerance.rtol);
+  vo.tolerance.atol =
+      in.number("--atol", 0, inf, false, "give a number >= 0").value_or(vo.tolerance.atol);
+  if (auto v = in.get("--runtime")) {
+    vo.runtimes = split(*v, ',');
+    for (const auto& r : vo.runtimes)
+      if (r != "tonnx" && r != "ort")
+        throw UsageError("--runtime: unknown runtime '" + r + "'; use tonnx, ort or tonnx,ort");
+    if (vo.runtimes.empty()) throw UsageError("--runtime is empty; use tonnx, ort or tonnx,ort");
+    vo.require_runtimes = true;
   }
+  vo.repro_dir = in.get("--repro-dir").value_or("");
+  vo.always_search = in.has("--search");
+  std::string onnx = in.get("--onnx").value_or("");
   if (!onnx.empty() && !fs::exists(onnx)) throw UsageError("--onnx " + onnx + ": no such file");
   ScratchDir tmp("verify");
-  std::string model = out.empty() ? (fs::path(tmp.path()) / "model.onnx").string() : out;
-  rest.insert(rest.end(), {"-o", model, "--test-data", tmp.path()});
+  std::string model = in.output().value_or((fs::path(tmp.path()) / "model.onnx").string());
+  // The export, with its output and test data where verify reads them.
+  Args a = in;
+  a.values.erase("--output");
+  a.values["-o"] = {model};
+  a.values["--test-data"] = {tmp.path()};
   ReferenceRecorder rec;
-  int rc = cmd_export(rest);
+  int rc = run_export(a);
   if (rc != 0) return rc;
   std::vector<TestDataSet> sets = read_test_data(tmp.path());
   if (sets.size() != 1) throw std::runtime_error("the export wrote no test data");
@@ -105,5 +90,9 @@ int cmd_verify(const std::vector<std::string>& argv) {
   std::cout << r.str();
   return r.ok ? 0 : 1;
 }
+
+}  // namespace
+
+const Command kVerifyCommand{"verify", kVerifyHelp, verify_spec(), run_verify};
 
 }  // namespace tonnx::cli

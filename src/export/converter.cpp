@@ -64,13 +64,13 @@ std::string type_str(const jit::Value* v) {
   return v->type()->annotation_str();
 }
 
+}  // namespace
+
 // jit::Node::scope() is not const-qualified.
 std::string scope_of(const jit::Node* n) {
   auto* m = const_cast<jit::Node*>(n);
   return m->scope() ? m->scope()->namesFromRoot() : "";
 }
-
-}  // namespace
 
 Converter::Converter(std::shared_ptr<jit::Graph> graph, ConvertConfig config)
     : jg_(std::move(graph)), cfg_(std::move(config)) {}
@@ -121,72 +121,6 @@ bool Converter::structural(const jit::Node* n) const {
 
 const SymbolicFn* Converter::lookup(const jit::Node* n) const {
   return find_symbolic(serving_symbolic_name(n->kind().toQualString(), cfg_.opset), cfg_.opset);
-}
-
-// Every op without a symbolic, grouped by op: how often, where first, and which opset has one.
-struct Missing {
-  std::string kind, first;  // first: the first node's description
-  int count = 0;
-  std::vector<std::string> scopes;
-};
-
-void Converter::check_feasible() {
-  if (cfg_.export_type != OperatorExportTypes::ONNX) return;
-  std::vector<Missing> missing;
-  collect_missing(jg_->block(), missing);
-  if (missing.empty()) return;
-  std::ostringstream os;
-  os << "ONNX export failed (opset " << cfg_.opset << "): ";
-  auto line = [&](const Missing& m) {
-    std::string s = "no symbolic function for " + m.first;
-    if (m.count > 1) {
-      s += "; " + std::to_string(m.count) + " nodes";
-      if (!m.scopes.empty()) {
-        s += ", in ";
-        for (size_t i = 0; i < m.scopes.size(); ++i) s += (i ? ", " : "") + m.scopes[i];
-        if (m.count > static_cast<int>(m.scopes.size())) s += ", ...";
-      }
-    }
-    int next = next_opset_with_symbolic(m.kind, cfg_.opset);
-    if (next > 0 && next <= kMaxOpset)
-      s += "; it can be exported with opset_version=" + std::to_string(next);
-    return s;
-  };
-  if (missing.size() == 1) {
-    os << line(missing[0]);
-  } else {
-    os << missing.size() << " ops have no symbolic function:";
-    for (const auto& m : missing) os << "\n  - " << line(m);
-  }
-  os << (missing.size() == 1 ? "; " : "\n")
-     << "register one with tonnx::register_symbolic or export with "
-        "operator_export_type=ONNX_ATEN_FALLBACK";
-  throw ExportError(os.str());
-}
-
-void Converter::collect_missing(const jit::Block* b, std::vector<Missing>& missing) const {
-  for (const jit::Node* n : b->nodes()) {
-    for (const jit::Block* sub : n->blocks()) collect_missing(sub, missing);
-    if (structural(n) || lookup(n)) continue;
-    std::string kind = n->kind().toQualString();
-    if (sym::complex_rule(kind)) {  // an op that only complex tensors reach (aten::_conj)
-      bool complex = false;
-      for (const auto& values : {n->inputs(), n->outputs()})
-        for (const jit::Value* v : values) complex = complex || is_complex_type(v);
-      if (complex) continue;
-    }
-    auto it = std::find_if(missing.begin(), missing.end(),
-                           [&](const Missing& m) { return m.kind == kind; });
-    if (it == missing.end()) {
-      missing.push_back({kind, describe(n), 0, {}});
-      it = missing.end() - 1;
-    }
-    ++it->count;
-    std::string scope = scope_of(n);
-    if (!scope.empty() && it->scopes.size() < 3 &&
-        std::find(it->scopes.begin(), it->scopes.end(), scope) == it->scopes.end())
-      it->scopes.push_back(scope);
-  }
 }
 
 ir::Value* Converter::find_env(const jit::Value* v) const {
@@ -356,79 +290,6 @@ void Converter::bind_outputs(const jit::Node* n, const Outputs& outs) {
     if (!v->type()) v->set_type(jit_type(jo));
     bind(jo, v);
   }
-}
-
-void Converter::fallback_node(const jit::Node* n, bool aten_node) {
-  std::vector<ir::Value*> inputs;
-  std::vector<ir::Attr> attrs;
-  std::string name = n->kind().toUnqualString();
-  for (size_t i = 0; i < n->inputs().size(); ++i) {
-    const jit::Value* in = n->input(i);
-    if (in->type()->cast<c10::TensorType>()) {
-      inputs.push_back(tensor_of(in));
-      continue;
-    }
-    // Non-tensor arguments become attributes named after the schema's arguments.
-    std::string arg = "arg" + std::to_string(i);
-    if (auto* schema = n->maybeSchema()) arg = schema->arguments().at(i).name();
-    // A Tensor[] or Tensor?[] (cat, stack, index, einsum): its elements are inputs, in order
-    // (an empty name for a None), and the attribute named after the argument holds how many.
-    if (auto lt = in->type()->cast<c10::ListType>()) {
-      c10::TypePtr elem = lt->getElementType();
-      if (auto opt = elem->cast<c10::OptionalType>()) elem = opt->getElementType();
-      if (elem->kind() == c10::TypeKind::TensorType) {
-        if (in->node()->kind() != c10::prim::ListConstruct)
-          fail(n, "ATen fallback needs the tensor list " + arg +
-                      " built in the graph (prim::ListConstruct), not computed by " +
-                      in->node()->kind().toQualString());
-        for (const jit::Value* e : in->node()->inputs())
-          inputs.push_back(e->type()->kind() == c10::TypeKind::NoneType ? nullptr : tensor_of(e));
-        attrs.push_back({arg, static_cast<int64_t>(in->node()->inputs().size())});
-        continue;
-      }
-    }
-    auto iv = constant_ivalue(in);
-    if (!iv) {
-      inputs.push_back(tensor_of(in));
-      continue;
-    }
-    if (iv->isNone()) {
-      // An absent optional tensor keeps its input slot (empty name), so that the inputs
-      // line up with the schema's tensor arguments; other Nones take their default.
-      auto* schema = n->maybeSchema();
-      if (schema && schema->arguments().at(i).type()->kind() == c10::TypeKind::OptionalType &&
-          schema->arguments().at(i).type()->cast<c10::OptionalType>()->getElementType()->kind() ==
-              c10::TypeKind::TensorType)
-        inputs.push_back(nullptr);
-      continue;
-    }
-    if (iv->isInt())
-      attrs.push_back({arg, iv->toInt()});
-    else if (iv->isDouble())
-      attrs.push_back({arg, iv->toDouble()});
-    else if (iv->isBool())
-      attrs.push_back({arg, int64_t{iv->toBool()}});
-    else if (iv->isIntList())
-      attrs.push_back({arg, ir::Ints(iv->toIntVector())});
-    else if (iv->isString())
-      attrs.push_back({arg, iv->toStringRef()});
-    else if (iv->isTensor())
-      inputs.push_back(tensor_of(in));
-    else
-      fail(n, "ATen fallback cannot carry argument " + arg + " of type " +
-                  in->type()->annotation_str());
-  }
-  std::string op_type = name;
-  if (aten_node) {
-    op_type = "ATen";
-    attrs.insert(attrs.begin(), {"operator", name});
-    std::string overload = n->maybeSchema() ? n->maybeSchema()->overload_name() : "";
-    attrs.insert(attrs.begin() + 1, {"overload_name", overload});
-  }
-  uses_aten_domain_ = true;
-  ir::Node* node = emit(op_type, inputs, std::move(attrs), n->outputs().size(), "org.pytorch.aten");
-  std::vector<ir::Value*> outs(node->outputs().begin(), node->outputs().end());
-  bind_outputs(n, outs);
 }
 
 void Converter::convert_node(const jit::Node* n) {

@@ -193,6 +193,8 @@ class Converter {
 };
 
 std::optional<ir::TensorType> jit_type(const torch::jit::Value* v);
+// A node's module scope path ("" when it has none).
+std::string scope_of(const torch::jit::Node* n);
 std::optional<c10::IValue> constant_ivalue(const torch::jit::Value* v);
 bool is_quantized_type(const torch::jit::Value* v);  // a tensor of a quantized dtype
 bool is_complex_type(const torch::jit::Value* v);    // a complex tensor or number

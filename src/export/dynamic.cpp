@@ -218,4 +218,72 @@ std::vector<std::string> drop_unknown_dynamic_axes(
   return warnings;
 }
 
+namespace {
+
+// Grows `t` along `axis` to `size` by repeating its leading slices: values stay in the
+// input's own domain (token ids stay valid ids).
+torch::Tensor grow(const torch::Tensor& t, int64_t axis, int64_t size) {
+  int64_t have = t.size(axis);
+  if (have == 0) {
+    std::vector<int64_t> shape = t.sizes().vec();
+    shape[axis] = size;
+    return torch::zeros(shape, t.options());
+  }
+  std::vector<torch::Tensor> parts{t};
+  int64_t total = have;
+  while (total < size) {
+    int64_t take = std::min(have, size - total);
+    parts.push_back(t.narrow(axis, 0, take));
+    total += take;
+  }
+  return torch::cat(parts, axis);
+}
+
+}  // namespace
+
+std::vector<DynamicDim> dynamic_dims(
+    const std::vector<torch::Tensor>& args,
+    const std::map<std::string, std::map<int64_t, std::string>>& dynamic_axes,
+    const std::vector<std::string>& input_names) {
+  std::vector<DynamicDim> dims;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string name = i < input_names.size() ? input_names[i] : default_input_name(i, args.size());
+    auto it = dynamic_axes.find(name);
+    if (it == dynamic_axes.end()) continue;
+    for (const auto& [axis0, sym] : it->second) {
+      int64_t rank = args[i].dim();
+      std::optional<int64_t> axis = ir::normalize_axis(axis0, rank);
+      if (!axis)
+        throw ExportError("dynamic_axes for '" + name + "': axis " + std::to_string(axis0) +
+                          " is out of range for an input of rank " + std::to_string(rank));
+      auto d = std::find_if(dims.begin(), dims.end(),
+                            [&sym = sym](const DynamicDim& x) { return x.symbol == sym; });
+      if (d == dims.end()) {
+        dims.push_back({sym, {}, args[i].size(*axis), 0});
+        d = dims.end() - 1;
+      } else if (d->size_a != args[i].size(*axis)) {
+        throw ExportError("dynamic axis '" + sym + "' has size " + std::to_string(d->size_a) +
+                          " in one input and " + std::to_string(args[i].size(*axis)) + " in '" +
+                          name + "'; the example inputs must agree");
+      }
+      d->uses.push_back({i, *axis});
+    }
+  }
+  const int64_t n = static_cast<int64_t>(dims.size());
+  for (int64_t k = 0; k < n; ++k) {
+    dims[k].size_b = dims[k].size_a + k + 1;
+    dims[k].size_c = dims[k].size_a + n - k + 2;
+  }
+  return dims;
+}
+
+std::vector<torch::Tensor> grown_inputs(const std::vector<torch::Tensor>& args,
+                                        const std::vector<DynamicDim>& dims,
+                                        int64_t DynamicDim::*size) {
+  std::vector<torch::Tensor> grown = args;
+  for (const auto& d : dims)
+    for (const auto& [i, axis] : d.uses) grown[i] = grow(grown[i], axis, d.*size);
+  return grown;
+}
+
 }  // namespace tonnx::detail

@@ -25,4 +25,8 @@ void copy_without_expand(torch::jit::Block* b);
 // as output 0 (append, l[i] = x, +=, and the twins of insert, del and clear).
 bool is_list_write(const torch::jit::Node* n);
 
+// List mutations made into ops that return the list's new contents (list_mutations.cpp); run
+// by functionalize_inplace before the tensor writes.
+void rewrite_list_mutations(torch::jit::Graph& g, torch::jit::Block* b);
+
 }  // namespace tonnx::detail

@@ -1,6 +1,7 @@
-// Every fusion of tonnx, in one place: structural rewrites of the IR that compute exactly what
-// the unfused nodes compute. The exporter applies the ONNX-to-ONNX one; the backend's
-// prepare applies the CPU ones, whose fused nodes are internal ops of kFusedDomain.
+// The fusions of tonnx: structural rewrites of the IR that compute exactly what the unfused
+// nodes compute, one per file in passes/fuse/. The exporter applies the ONNX-to-ONNX one
+// (fuse/transpose_gemm.cpp); the backend's prepare applies the CPU ones (fuse/for_cpu.cpp lists
+// them and the kernel serving each), whose fused nodes are internal ops of kFusedDomain.
 #pragma once
 
 #include <cstddef>
@@ -29,8 +30,9 @@ enum class FusedActivation { None, Relu, LeakyRelu, Sigmoid, Tanh };
 // nullopt for a name that is none of these ("" is None).
 std::optional<FusedActivation> parse_fused_activation(const std::string& name);
 
-// Rewrites Conv/ConvTranspose [+BN] [+Add] [+activation], BN + activation, Gemm +
-// activation and MatMul + bias [+activation] chains into fused nodes of kFusedDomain. Graphs with
+// Rewrites Conv/ConvTranspose [+BN] [+Add] [+activation], BN + activation, Concat + BN
+// [+activation], Gemm + activation and MatMul + bias [+activation] chains and written-out GELUs
+// into fused nodes of kFusedDomain (fuse/for_cpu.cpp). Graphs with
 // subgraphs are left alone (a body may read an intermediate by name). Returns the number of chains
 // fused.
 size_t fuse_for_cpu(ir::Graph& g, bool fold_batchnorm);

@@ -161,4 +161,14 @@ bool is_tensor_list(SymbolicContext& g, size_t i) {
   return e->kind() == c10::TypeKind::TensorType;
 }
 
+// The length of int[] input i computed at run time: the prim::ListConstruct that builds it.
+int64_t computed_list_length(SymbolicContext& g, size_t i) {
+  const torch::jit::Node* list = g.node()->input(i)->node();
+  if (list->kind() != c10::prim::ListConstruct)
+    g.fail("input " + std::to_string(i) + " (" + g.arg_name(i) +
+           ") is a list computed at run time that is not built in the graph; its length is "
+           "unknown");
+  return static_cast<int64_t>(list->inputs().size());
+}
+
 }  // namespace tonnx::sym

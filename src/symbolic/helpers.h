@@ -23,6 +23,8 @@ int64_t norm_dim(SymbolicContext& g, int64_t dim, int64_t rank);
 // dim of input `input`, normalized: needs the input's rank only when dim is negative (values in
 // branches the example inputs did not take have no recorded rank; ONNX checks the range).
 int64_t arg_dim(SymbolicContext& g, size_t input, int64_t dim);
+// The length of int[] input i computed at run time: the prim::ListConstruct that builds it.
+int64_t computed_list_length(SymbolicContext& g, size_t i);
 
 // Unsqueeze / Squeeze / ReduceX with axes as attribute (< 13) or input (>= 13; 18 for most
 // reductions, so only ReduceSum takes an input in the opsets tonnx emits).

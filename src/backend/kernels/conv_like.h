@@ -1,4 +1,4 @@
-// The attributes Conv, ConvTranspose and the pools share (kernels nn.cpp and nn_pool.cpp).
+// The attributes Conv, ConvTranspose and the pools share (conv/ and pooling.cpp).
 #pragma once
 
 #include <ATen/ATen.h>

@@ -1,5 +1,5 @@
 // The elementwise family: one generic kernel over tables of ATen functions.
-#include "backend/kernels/blocked.h"
+#include "backend/kernels/blocked_layout.h"
 #include "backend/kernels/kernel.h"
 #include "passes/fuse.h"
 
@@ -9,7 +9,7 @@ namespace {
 using Unary = at::Tensor (*)(const at::Tensor&);
 using Binary = at::Tensor (*)(const at::Tensor&, const at::Tensor&);
 
-// Elementwise, so a blocked input (kernels/blocked.h; the plan allows it for Relu) is
+// Elementwise, so a blocked input (kernels/blocked_layout.h; the plan allows it for Relu) is
 // computed as it is.
 KernelFactory unary(Unary f) {
   return [f](const KernelSpec& spec) -> Kernel {
@@ -29,7 +29,7 @@ KernelFactory binary(Binary f, bool keep_type = true) {
     int64_t legacy_axis =
         spec.opset < 7 && node.attr_i("broadcast", 0) ? node.attr_i("axis", -1) : -1;
     bool legacy = spec.opset < 7 && node.has_attr("axis") && node.attr_i("broadcast", 0);
-    // Blocked inputs (kernels/blocked.h; the plan allows them for Add): two of one shape are
+    // Blocked inputs (kernels/blocked_layout.h; the plan allows them for Add): two of one shape are
     // computed as they are, elementwise; otherwise both are read as NCHW.
     bool a_b = spec.blocked_input(0), b_b = spec.blocked_input(1), out_b = spec.blocked_out;
     return
@@ -232,7 +232,7 @@ TONNX_KERNEL("Clip", 11, kAnyOpset, [](const KernelSpec&) -> Kernel {
 });
 
 // ai.tonnx::Gelu(X), approximate "none" or "tanh": GELU written out in ONNX ops, recognised
-// at prepare (passes/fuse_gelu.cpp), as one call of ATen's gelu.
+// at prepare (passes/fuse/gelu.cpp), as one call of ATen's gelu.
 TONNX_KERNEL_DOMAIN("Gelu", passes::kFusedDomain, 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   if (n.inputs().size() != 1 || !n.input(0) || n.outputs().size() != 1)

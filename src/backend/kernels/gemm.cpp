@@ -13,7 +13,7 @@
 #include "backend/kernels/fused_activation.h"
 #include "backend/kernels/gemm.h"
 #include "backend/kernels/kernel.h"
-#include "backend/onednn.h"
+#include "backend/kernels/onednn.h"
 
 namespace tonnx::backend {
 namespace {

@@ -42,18 +42,25 @@ class Kernel {
   // a tensor or an empty optional.
   RunValues operator()(const RunValues& inputs, const ir::Node& node) const;
 
+  // Which of its paths the kernel chose at prepare and why, where it has several (the
+  // convolutions: conv/choose.h); shown by the profile (NodeProfile::kernel). Empty elsewhere.
+  void set_note(std::string note) { note_ = std::move(note); }
+  const std::string& note() const { return note_; }
+
  private:
   OverTensors tensors_;
   OverValues values_;
+  std::string note_;
 };
 
 // What a factory may read: the node (attributes, input count) and the model's opset.
 struct KernelChoices {
-  bool onednn_conv = false;     // Conv may run on oneDNN (rounds differently from LibTorch)
-  bool onednn_gemm = false;     // MatMul/Gemm with a constant B may too (docs/backend.md)
-  bool blocked_layout = false;  // activations may stay in oneDNN's nChw16c (kernels/blocked.h)
-  bool exact = false;           // LibTorch's kernels where a faster one rounds differently
-  bool winograd = false;        // 3x3 stride-1 Conv may run Winograd (rounds differently)
+  bool onednn_conv = false;  // Conv may run on oneDNN (rounds differently from LibTorch)
+  bool onednn_gemm = false;  // MatMul/Gemm with a constant B may too (docs/backend.md)
+  bool blocked_layout =
+      false;              // activations may stay in oneDNN's nChw16c (kernels/blocked_layout.h)
+  bool exact = false;     // LibTorch's kernels where a faster one rounds differently
+  bool winograd = false;  // 3x3 stride-1 Conv may run Winograd (rounds differently)
 };
 
 struct KernelSpec {
@@ -67,7 +74,7 @@ struct KernelSpec {
   // PrepareOptions' choices of kernels, the same for every node (subgraphs' too).
   KernelChoices choices{};
   // Which inputs, and whether output 0, the plan keeps in the blocked layout where it can
-  // (kernels/blocked.h): set only for the nodes layout.cpp names; empty elsewhere.
+  // (kernels/blocked_layout.h): set only for the nodes blocked_plan.cpp names; empty elsewhere.
   std::vector<bool> blocked_in{};
   bool blocked_out = false;
   bool blocked_input(size_t i) const { return i < blocked_in.size() && blocked_in[i]; }

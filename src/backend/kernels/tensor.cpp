@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "backend/kernels/blocked.h"
+#include "backend/kernels/blocked_layout.h"
 #include "backend/kernels/kernel.h"
 
 namespace tonnx::backend {
@@ -154,7 +154,7 @@ at::Tensor concat_contiguous(const Tensors& in, int64_t axis) {
   return out;
 }
 
-// Blocked inputs along channels (kernels/blocked.h), all of one block width, an NCHW one
+// Blocked inputs along channels (kernels/blocked_layout.h), all of one block width, an NCHW one
 // among them converted where its channels are a multiple of that width (a thin convolution's
 // output, next to a wide blocked concatenation); undefined where a shape does not fit.
 at::Tensor concat_blocked(const Tensors& in, const std::vector<bool>& in_b) {

@@ -1,0 +1,77 @@
+// Normalization kernels but BatchNormalization's (batchnorm.cpp): LayerNormalization,
+// InstanceNormalization, LRN, MeanVarianceNormalization.
+#include "backend/kernels/kernel.h"
+
+namespace tonnx::backend {
+namespace {
+
+TONNX_KERNEL("LayerNormalization", 17, kAnyOpset, [](const KernelSpec& s) -> Kernel {
+  const ir::Node& n = s.node;
+  int64_t axis = n.attr_i("axis", -1);
+  double eps = n.attr_f("epsilon", 1e-5f);
+  // Only Y wanted (as both exporters write it): LibTorch's own layer_norm, the function the
+  // model ran, one vectorized pass per row in float. Mean and InvStdDev, a scale or bias
+  // that broadcasts, or other types take the double-precision path below.
+  const bool only_y = n.outputs().size() == 1;
+  return [&n, axis, eps, only_y](const Tensors& in) -> Tensors {
+    const at::Tensor& x = in.at(0);
+    int64_t a = norm_axis(n, axis, x.dim());
+    at::IntArrayRef normalized = x.sizes().slice(a);
+    const at::Tensor& scale = in.at(1);
+    at::Tensor bias = in.size() > 2 ? in[2] : at::Tensor();
+    if (only_y && x.scalar_type() == at::kFloat && scale.scalar_type() == at::kFloat &&
+        scale.sizes() == normalized && c10::multiply_integers(normalized) > 0 &&
+        (!bias.defined() || (bias.scalar_type() == at::kFloat && bias.sizes() == normalized)))
+      return {at::layer_norm(x, normalized, scale, bias, eps, /*cudnn_enable=*/false)};
+    std::vector<int64_t> dims;
+    for (int64_t d = a; d < x.dim(); ++d) dims.push_back(d);
+    at::Tensor xf = x.to(at::kDouble);
+    at::Tensor mean = xf.mean(dims, true);
+    at::Tensor var = (xf - mean).pow(2).mean(dims, true);
+    at::Tensor inv = at::rsqrt(var + eps);
+    at::Tensor y = (xf - mean) * inv * in.at(1).to(at::kDouble);
+    if (in.size() > 2 && in[2].defined()) y = y + in[2].to(at::kDouble);
+    // Mean and InvStdDev keep the reduced dims as 1.
+    return {y.to(x.scalar_type()), mean.to(x.scalar_type()), inv.to(x.scalar_type())};
+  };
+});
+
+TONNX_KERNEL("InstanceNormalization", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
+  double eps = s.node.attr_f("epsilon", 1e-5f);
+  return [eps](const Tensors& in) -> Tensors {
+    return {at::instance_norm(in.at(0), in.at(1), in.at(2), {}, {}, true, 0.0, eps, false)};
+  };
+});
+
+TONNX_KERNEL("LRN", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
+  const ir::Node& n = s.node;
+  double alpha = n.attr_f("alpha", 1e-4f), beta = n.attr_f("beta", 0.75f),
+         bias = n.attr_f("bias", 1.0f);
+  int64_t size = n.attr_i("size", 1);
+  if (size < 1) kernel_fail(n, "size must be >= 1, got " + std::to_string(size));
+  return [&n, alpha, beta, bias, size](const Tensors& in) -> Tensors {
+    const at::Tensor& x = in.at(0);
+    if (x.dim() < 2) kernel_fail(n, "X must be [N, C, ...], got rank " + std::to_string(x.dim()));
+    int64_t C = x.size(1);
+    at::Tensor sq = x * x, sum = at::zeros_like(x);
+    int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
+    for (int64_t c = 0; c < C; ++c) {
+      int64_t b = std::max<int64_t>(0, c - lo), e = std::min<int64_t>(C - 1, c + hi);
+      sum.select(1, c).copy_(sq.narrow(1, b, e - b + 1).sum(1));
+    }
+    return {x / at::pow(bias + alpha / static_cast<double>(size) * sum, beta)};
+  };
+});
+
+TONNX_KERNEL("MeanVarianceNormalization", 9, kAnyOpset, [](const KernelSpec& s) -> Kernel {
+  std::vector<int64_t> axes = s.node.attr_ints("axes", {0, 2, 3});
+  return [axes](const Tensors& in) -> Tensors {
+    const at::Tensor& x = in.at(0);
+    at::Tensor mean = x.mean(axes, true);
+    at::Tensor var = (x * x).mean(axes, true) - mean * mean;
+    return {(x - mean) / (at::sqrt(var) + 1e-9)};
+  };
+});
+
+}  // namespace
+}  // namespace tonnx::backend
