@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "expect_close.h"
 #include "tonnx/compare.h"
 #include "tonnx/ir.h"
 
@@ -44,13 +45,6 @@ struct GraphBuilder {
 
 inline bool has(const std::vector<std::string>& ops, const std::string& op) {
   return std::find(ops.begin(), ops.end(), op) != ops.end();
-}
-
-// got matches want within rtol and atol (tonnx::compare), or a gtest failure saying where.
-inline void expect_close(const at::Tensor& got, const at::Tensor& want, double rtol = 1e-5,
-                         double atol = 1e-5) {
-  tonnx::Comparison c = tonnx::compare(got, want, {rtol, atol});
-  EXPECT_TRUE(c.ok) << c.mismatch << ", max abs diff " << c.max_abs;
 }
 
 }  // namespace tonnx::test

@@ -119,13 +119,6 @@ RunResult run_ort(const std::string& model, const std::string& data_dir, double 
                      std::to_string(atol));
 }
 
-void expect_close(const at::Tensor& got, const at::Tensor& want, Tolerance tol,
-                  const std::string& what) {
-  Comparison c = compare(got, want, tol);
-  EXPECT_TRUE(c.ok) << what << ": " << c.mismatch << ", max abs diff " << c.max_abs << "\n got "
-                    << got << "\n want " << want;
-}
-
 std::vector<std::string> op_types(const std::string& path) {
   onnx::ModelProto m = read_model_proto(path);
   std::vector<std::string> out;

@@ -11,6 +11,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "expect_close.h"
 #include "tonnx/compare.h"
 #include "tonnx/export.h"
 
@@ -47,10 +48,7 @@ RunResult run_command(const std::string& cmd);
 RunResult run_ort(const std::string& model, const std::string& data_dir, double rtol = 1e-3,
                   double atol = 1e-5);
 
-// Asserts (gtest) that `got` matches `want` by tonnx::compare: same dtype and shape, values
-// within `tol`, NaN equal to NaN.
-void expect_close(const at::Tensor& got, const at::Tensor& want, Tolerance tol,
-                  const std::string& what);
+// expect_close: the one tensor assertion (expect_close.h).
 
 // Exports `model` on `inputs` at opt.opset_version, checks the file, then asserts that tonnx's
 // backend and ONNX Runtime both reproduce the LibTorch outputs. Returns the .onnx path.

@@ -65,19 +65,6 @@ std::string fixtures() {
   return dir;
 }
 
-void expect_close(const at::Tensor& got, const at::Tensor& want, double rtol, double atol,
-                  const std::string& what) {
-  ASSERT_EQ(got.scalar_type(), want.scalar_type()) << what;
-  ASSERT_EQ(got.sizes(), want.sizes()) << what;
-  if (at::isFloatingType(want.scalar_type())) {
-    at::Tensor g = got.to(at::kDouble), w = want.to(at::kDouble);
-    EXPECT_TRUE(((g - w).abs() <= atol + rtol * w.abs()).all().item<bool>())
-        << what << ": max abs diff " << (g - w).abs().max().item<double>();
-  } else {
-    EXPECT_TRUE(at::equal(got, want)) << what << "\n got " << got << "\n want " << want;
-  }
-}
-
 struct Case {
   std::string name;
   int opset = 17;
@@ -109,7 +96,7 @@ TEST_P(TorchScriptExport, MatchesTorchOnBackendAndOnnxRuntime) {
   // LibTorch's outputs in the summary equal Python torch's.
   ASSERT_EQ(s.eager_outputs.size(), sets[0].outputs.size());
   for (size_t k = 0; k < s.eager_outputs.size(); ++k)
-    expect_close(s.eager_outputs[k], sets[0].outputs[k], 1e-5, 1e-6,
+    expect_close(s.eager_outputs[k], sets[0].outputs[k], {1e-5, 1e-6},
                  c.name + " eager output " + std::to_string(k));
 
   // tonnx's backend, on every data set.
@@ -119,7 +106,7 @@ TEST_P(TorchScriptExport, MatchesTorchOnBackendAndOnnxRuntime) {
     ASSERT_EQ(outs.size(), sets[d].outputs.size()) << c.name;
     for (size_t k = 0; k < outs.size(); ++k)
       expect_close(
-          outs[k], sets[d].outputs[k], c.rtol, c.atol,
+          outs[k], sets[d].outputs[k], {c.rtol, c.atol},
           c.name + " backend, data set " + std::to_string(d) + ", output " + std::to_string(k));
   }
   // ONNX Runtime, on every data set.
@@ -412,7 +399,7 @@ TEST(TorchScript, TorchvisionOpsLoadWithTheirLibrary) {
     auto outs = backend::prepare(path, "CPU").run(sets[0].inputs);
     ASSERT_EQ(outs.size(), 3u);
     EXPECT_TRUE(at::equal(outs[0], sets[0].outputs[0])) << outs[0] << sets[0].outputs[0];
-    expect_close(outs[1], sets[0].outputs[1], 1e-4, 1e-5,
+    expect_close(outs[1], sets[0].outputs[1], {1e-4, 1e-5},
                  "roi_align, opset " + std::to_string(opset));
     // roi_pool (MaxRoiPool) picks elements: exact.
     EXPECT_TRUE(at::equal(outs[2], sets[0].outputs[2])) << outs[2] << sets[0].outputs[2];
@@ -436,7 +423,7 @@ TEST(TorchScript, NonTensorArgumentsAreConstants) {
     ASSERT_EQ(s.inputs.size(), with_bias ? 2u : 1u);
     std::vector<torch::Tensor> run{x};
     if (with_bias) run.push_back(bias);
-    expect_close(backend::prepare(path, "CPU").run(run)[0], want, 1e-5, 1e-6, path);
+    expect_close(backend::prepare(path, "CPU").run(run)[0], want, {1e-5, 1e-6}, path);
   }
   // A value of the wrong type names the argument and what forward takes.
   std::string e = error_of([&] {
@@ -452,7 +439,7 @@ TEST(TorchScript, NonTensorArgumentsAreConstants) {
       run_command(binary_dir() + "/tonnx export " + fixtures() + "/non_tensor_args.pt -o " + dir +
                   "/cli.onnx --inputs " + dir + "/data/test_data_set_0/input_0.pb,2,0.5,true,none");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  expect_close(backend::prepare(dir + "/cli.onnx", "CPU").run({x})[0], set.outputs[0], 1e-5, 1e-6,
+  expect_close(backend::prepare(dir + "/cli.onnx", "CPU").run({x})[0], set.outputs[0], {1e-5, 1e-6},
                "cli");
 }
 
@@ -561,7 +548,7 @@ TEST(TorchScript, TuplesAndListsOfTensorsAreFlattenedInputs) {
   std::vector<torch::Tensor> run{xs[0], xs[1], xs[2], a, b};
   auto got = backend::prepare(dir + "/m.onnx", "CPU").run(run);
   ASSERT_EQ(got.size(), 2u);
-  expect_close(got[0], want->elements()[0].toTensor(), 1e-5, 1e-6, "y");
+  expect_close(got[0], want->elements()[0].toTensor(), {1e-5, 1e-6}, "y");
   EXPECT_EQ(got[1].item<int64_t>(), 3);
   TestDataSet sset;
   sset.inputs = run;
@@ -582,7 +569,7 @@ TEST(TorchScript, TuplesAndListsOfTensorsAreFlattenedInputs) {
                             dir + "/cli.onnx --inputs '(" + d + "input_0.pb," + d + "input_1.pb)'");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   auto cli = backend::prepare(dir + "/cli.onnx", "CPU").run(set.inputs);
-  for (size_t k = 0; k < 2; ++k) expect_close(cli[k], set.outputs[k], 1e-5, 1e-6, "cli");
+  for (size_t k = 0; k < 2; ++k) expect_close(cli[k], set.outputs[k], {1e-5, 1e-6}, "cli");
   // The CLI's list form for the scripted module, and a tuple given where a list is expected.
   r = run_command(binary_dir() + "/tonnx export " + fixtures() + "/structured_args.pt -o " + dir +
                   "/cli2.onnx --inputs '[" + d + "input_0.pb," + d + "input_1.pb],(" + d +
@@ -668,7 +655,7 @@ TEST(TorchScript, CliExportWithTensorProtoInputs) {
   auto written = read_test_data(dir + "/data");
   auto expected = read_test_data(fx + "/script_mask");
   ASSERT_EQ(written.size(), 1u);
-  expect_close(written[0].outputs.at(0), expected[1].outputs.at(0), 1e-6, 1e-6, "cli test data");
+  expect_close(written[0].outputs.at(0), expected[1].outputs.at(0), {1e-6, 1e-6}, "cli test data");
   RunResult o = run_ort(dir + "/m.onnx", dir + "/data");
   EXPECT_EQ(o.exit_code, 0) << o.output;
 
