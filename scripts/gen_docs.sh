@@ -6,7 +6,7 @@ set -euo pipefail
 trap 'echo "gen_docs.sh: failed at line $LINENO: $BASH_COMMAND (docs/ may be half-regenerated: rerun after fixing)" >&2' ERR
 cd "$(dirname "$0")/.."
 build=${1:-build}
-TONNX_RECORD_EMITTED=docs/emitted_ops.tsv "$build/tests/tonnx_tests" --gtest_brief=1 \
+TONNX_RECORD_EMITTED=docs/emitted_ops.tsv "$build/tests/tonnx_export_tests" --gtest_brief=1 \
   --gtest_filter='Opsets/*:Export.*:Registry.*:DynamicAxes.*:MaxPool.*:AdaptivePool.*:SeedExample.*:*TorchScript*:ScriptedOps.*:Quantized.*:Complex.*' >/dev/null
 # Ops that only Python-traced TorchScript files contain (prim::NumToTensor from x.size()).
 dir=$(mktemp -d)

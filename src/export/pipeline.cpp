@@ -267,9 +267,10 @@ void check_against_module(const ir::Graph& g, const std::vector<torch::Tensor>& 
   }
 }
 
-Exported finish_export(TraceResult tr, const ExportOptions& o) {
-  StageTimer timer;
-  detail::ConvertConfig cfg;
+namespace {
+
+ConvertConfig export_convert_config(const TraceResult& tr, const ExportOptions& o) {
+  ConvertConfig cfg;
   cfg.opset = o.opset_version;
   cfg.export_type = o.operator_export_type;
   cfg.export_params = o.export_params;
@@ -281,29 +282,39 @@ Exported finish_export(TraceResult tr, const ExportOptions& o) {
   cfg.ignore_unknown_dynamic_axes = o.ignore_unknown_dynamic_axes;
   cfg.num_user_inputs = tr.num_user_inputs;
   cfg.params = tr.params;
-  Exported ex;
-  detail::functionalize_inplace(tr.graph);
-  detail::Converter converter(tr.graph, cfg);
+  return cfg;
+}
+
+// Convert: every node through its symbolic (converter.h), the feasibility check first; what
+// the frontend knew (eager outputs, warnings) carried over.
+void convert_graph(Converter& converter, const TraceResult& tr, Exported& ex) {
   ex.model = converter.convert();
-  Recording* recording = active_recording();
-  if (recording) record_references(*recording, tr, converter.top_level_values());
+  if (Recording* recording = active_recording())
+    record_references(*recording, tr, converter.top_level_values());
   for (const auto& t : tr.eager_outputs) add_flat(t, ex.eager_outputs);
   ex.warnings = tr.warnings;
   ex.traced_shapes_only = tr.shapes_only;
   ex.traced_on_values_because = tr.on_values_because;
   for (const std::string& w : converter.warnings()) ex.warnings.push_back(w);
-  timer.lap("convert");
-  // An output whose rank varies with the input sizes (a squeeze of a dim whose size varies) has
-  // no rank in the graph, and ONNX's checker wants one on graph outputs: the example's.
-  if (ex.model.graph->outputs().size() == ex.eager_outputs.size())
-    for (size_t k = 0; k < ex.eager_outputs.size(); ++k) {
-      ir::Value* v = ex.model.graph->outputs()[k];
-      const at::Tensor& e = ex.eager_outputs[k];
-      if (!v->is_sequence() && v->type() && !v->type()->shape && e.defined())
-        v->set_type(
-            ir::TensorType{v->type()->dtype, std::vector<ir::Dim>(static_cast<size_t>(e.dim()))});
-    }
+}
 
+// An output whose rank varies with the input sizes (a squeeze of a dim whose size varies) has
+// no rank in the graph, and ONNX's checker wants one on graph outputs: the example's.
+void give_outputs_ranks(Exported& ex) {
+  if (ex.model.graph->outputs().size() != ex.eager_outputs.size()) return;
+  for (size_t k = 0; k < ex.eager_outputs.size(); ++k) {
+    ir::Value* v = ex.model.graph->outputs()[k];
+    const at::Tensor& e = ex.eager_outputs[k];
+    if (!v->is_sequence() && v->type() && !v->type()->shape && e.defined())
+      v->set_type(
+          ir::TensorType{v->type()->dtype, std::vector<ir::Dim>(static_cast<size_t>(e.dim()))});
+  }
+}
+
+// Clean up: the Gemm(Transpose) fusion, shared initializers, constant folding on the
+// backend's kernels, dead code, unread inputs, names.
+void clean_up_exported(Exported& ex, const ExportOptions& o,
+                       const std::vector<int64_t>& input_examples) {
   ir::Graph& g = *ex.model.graph;
   passes::fuse_transpose_into_gemm(g);
   passes::deduplicate_initializers(g);
@@ -314,13 +325,15 @@ Exported finish_export(TraceResult tr, const ExportOptions& o) {
     backend::fold_constants(g, o.opset_version, o.dynamic_axes.empty(), true);
   }
   passes::eliminate_dead_code(g);
-  ex.input_positions = remove_unused_inputs(g, converter.input_examples());
+  ex.input_positions = remove_unused_inputs(g, input_examples);
   passes::assign_names(g);
-  if (recording) name_references(*recording, g);
-  timer.lap("passes");
+  if (Recording* recording = active_recording()) name_references(*recording, g);
+}
 
-  // The skeleton has no weight bytes: checking it costs no copies (ONNX's checker does not
-  // size-check raw_data), and save_model streams the weights from the tensors.
+// Check: ONNX's checker and strict shape inference on the skeleton (no weight bytes: checking
+// it costs no copies, and save_model streams the weights from the tensors); the verbose print.
+void check_exported(Exported& ex, const ExportOptions& o, StageTimer& timer) {
+  ir::Graph& g = *ex.model.graph;
   ex.proto = model_to_proto(ex.model, /*with_initializer_data=*/false);
   std::string check_error;
   try {
@@ -341,7 +354,23 @@ Exported finish_export(TraceResult tr, const ExportOptions& o) {
   if (!check_error.empty())
     throw ExportError("the exported model does not pass ONNX's checks, so nothing was written: " +
                       check_error + "\n" + blame(g, check_error));
-  check_against_module(g, ex.eager_outputs);
+}
+
+}  // namespace
+
+// The pipeline both frontends share, its passes in order.
+Exported finish_export(TraceResult tr, const ExportOptions& o) {
+  StageTimer timer;
+  Exported ex;
+  functionalize_inplace(tr.graph);  // functionalize.h: in-place writes made functional
+  Converter converter(tr.graph, export_convert_config(tr, o));
+  convert_graph(converter, tr, ex);
+  timer.lap("convert");
+  give_outputs_ranks(ex);
+  clean_up_exported(ex, o, converter.input_examples());
+  timer.lap("passes");
+  check_exported(ex, o, timer);
+  check_against_module(*ex.model.graph, ex.eager_outputs);
   return ex;
 }
 

@@ -23,6 +23,7 @@ namespace {
 
 namespace ir = tonnx::ir;
 using tonnx::backend::OneDnnBlockedConv;
+using tonnx::test::expect_close;
 using tonnx::test::GraphBuilder;
 
 ir::AttrValue ints(ir::Ints v) { return ir::AttrValue(std::move(v)); }
@@ -144,7 +145,7 @@ TEST(BackendBlocked, ChainsGiveTheNchwResultsBitForBit) {
         x[0][1].narrow(0, 0, 3).fill_(-0.f);
         auto got = blocked.run({x}), want = plain.run({x});
         for (size_t i = 0; i < got.size(); ++i)
-          EXPECT_TRUE(at::allclose(got[i], want[i], 0, 0, /*equal_nan=*/true)) << "output " << i;
+          expect_close(got[i], want[i], {0, 0}, std::string("output ") + c10::str(i));
       }
     }
   }

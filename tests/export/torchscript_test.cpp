@@ -299,10 +299,10 @@ def forward(self, x, y):
   std::string path = expect_script_matches(src, {x, y}, ExportOptions{}, "script_dicts");
   auto outs = backend::prepare(path, "CPU").run({x, y});
   ASSERT_EQ(outs.size(), 4u);
-  EXPECT_TRUE(torch::allclose(outs[0], y - 1.0));
-  EXPECT_TRUE(torch::allclose(outs[1], y));
-  EXPECT_TRUE(torch::allclose(outs[2], x + y));
-  EXPECT_TRUE(torch::allclose(outs[3], x.relu() * (x + y)));
+  expect_close(outs[0], y - 1.0, {1e-5, 1e-8}, "");
+  expect_close(outs[1], y, {1e-5, 1e-8}, "");
+  expect_close(outs[2], x + y, {1e-5, 1e-8}, "");
+  expect_close(outs[3], x.relu() * (x + y), {1e-5, 1e-8}, "");
   // A dict written in a branch is not lowered: the export fails, it does not guess.
   torch::jit::Module m("Scripted");
   m.define(R"(

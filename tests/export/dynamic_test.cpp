@@ -32,8 +32,8 @@ void expect_dynamic(const Traceable& model, const std::vector<Tensor>& example,
   auto outs = backend::prepare(path, "CPU").run(other);
   ASSERT_EQ(outs.size(), set.outputs.size());
   for (size_t i = 0; i < outs.size(); ++i)
-    EXPECT_TRUE(torch::allclose(outs[i], set.outputs[i], tol.rtol, tol.atol, /*equal_nan=*/true))
-        << name << " backend output " << i;
+    expect_close(outs[i], set.outputs[i], {tol.rtol, tol.atol},
+                 c10::str(name) + " backend output " + c10::str(i));
 }
 
 TEST(DynamicAxes, ViewWithTracedBatchSize) {

@@ -28,6 +28,7 @@ namespace {
 namespace ir = tonnx::ir;
 using tonnx::backend::OneDnnBlockedConv;
 using tonnx::backend::Winograd2x3;
+using tonnx::test::expect_close;
 using tonnx::test::GraphBuilder;
 
 using Algorithm = OneDnnBlockedConv::Algorithm;
@@ -205,7 +206,7 @@ TEST(BackendWinograd, NonFiniteValuesComeOutWhereTheDirectConvolutionPutsThem) {
       EXPECT_EQ(Winograd2x3::runs() - own, a == Algorithm::own_winograd ? 1u : 0u);
       // ATen picks oneDNN for this shape: the direct primitive, bit for bit.
       at::Tensor direct = at::mkldnn_convolution(x, w, b, {1, 1}, {1, 1}, {1, 1}, 1);
-      EXPECT_TRUE(at::allclose(got, direct, 0, 0, /*equal_nan=*/true));
+      expect_close(got, direct, {0, 0}, "");
       // The non-finite outputs lie in the 3x3 neighbourhoods of the non-finite inputs only.
       int64_t bad = (~at::isfinite(got)).sum().item<int64_t>();
       EXPECT_EQ(bad, (~at::isfinite(at::conv2d(x, w, b, 1, 1))).sum().item<int64_t>());

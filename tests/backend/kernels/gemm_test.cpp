@@ -635,12 +635,12 @@ TEST(Gemv, MatMulOfOneRowByALargeMatrix) {
       EXPECT_EQ(tonnx::backend::gemv_runs() - before, shape[0] == 2 ? 0u : 1u);
       at::Tensor want = at::matmul(a, w);
       ASSERT_EQ(y.sizes(), want.sizes());
-      EXPECT_TRUE(at::allclose(y, want, 1e-4, 1e-4, /*equal_nan=*/true));
+      expect_close(y, want, {1e-4, 1e-4}, "");
       EXPECT_EQ(y.isnan().sum().item<int64_t>(), want.isnan().sum().item<int64_t>());
       if (shape[0] == 2) continue;  // two rows: oneDNN's matmul or LibTorch's
       at::Tensor gv = gemv(a.reshape({-1}), w, {}, 1.0, 0.0, gemv_isa());
       ASSERT_TRUE(gv.defined());
-      EXPECT_TRUE(at::allclose(y.reshape({-1}), gv, 0, 0, /*equal_nan=*/true));
+      expect_close(y.reshape({-1}), gv, {0, 0}, "");
       at::Tensor finite = a.nan_to_num(0, 0, 0);
       std::vector<at::Tensor> finite_inputs{finite};
       if (!constant) finite_inputs.push_back(w);
@@ -652,7 +652,7 @@ TEST(Gemv, MatMulOfOneRowByALargeMatrix) {
       before = tonnx::backend::gemv_runs();
       at::Tensor e = exact_rep.run(inputs)[0];
       EXPECT_EQ(tonnx::backend::gemv_runs(), before) << "exact: no GEMV";
-      EXPECT_TRUE(at::allclose(e, want, 0, 0, /*equal_nan=*/true)) << "exact: LibTorch's bits";
+      expect_close(e, want, {0, 0}, "exact: LibTorch's bits");
     }
   }
   // A matrix below 2^18 elements: LibTorch's matmul, bit for bit.

@@ -12,6 +12,7 @@
 #include "backend/kernels/gemm.h"
 #include "backend/kernels/conv/onednn_conv.h"
 #include "backend/kernels/onednn.h"
+#include "expect_close.h"
 #include "tonnx/backend.h"
 #include "tonnx/compare.h"
 #include "tonnx/ir.h"
@@ -21,6 +22,7 @@ namespace {
 
 using tonnx::backend::OneDnnDeconv;
 namespace ir = tonnx::ir;
+using tonnx::test::expect_close;
 
 // ONNX ConvTranspose on ATen: the full transposed convolution (with output_padding), then
 // the begin/end pads cropped.
@@ -60,7 +62,8 @@ void expect_concurrent_runs(const tonnx::backend::Rep& rep,
     threads.emplace_back([&, t] {
       at::Tensor xi = input_of(t), wi = want_of(xi);
       bool all = true;
-      for (int i = 0; i < 10; ++i) all = all && at::allclose(rep.run({xi})[0], wi, 1e-4, 1e-4);
+      for (int i = 0; i < 10; ++i)
+        all = all && tonnx::compare(rep.run({xi})[0], wi, {1e-4, 1e-4}).ok;
       ok[t] = all;
     });
   for (auto& th : threads) th.join();
@@ -573,9 +576,7 @@ TEST(BackendOneDnn, PrepackedAtenConvolutionIsBitIdentical) {
                                      {c.dilation, c.dilation}, c.group);
           // Another order of the same sums: within 1e-5 of the largest output (measured: 5e-7).
           double scale = r.abs().nan_to_num(0, 0, 0).max().item<double>();
-          EXPECT_TRUE(at::allclose(dnn, r, 0, 1e-5 * std::max(1.0, scale), /*equal_nan=*/true))
-              << "max abs diff " << (dnn - r).abs().nan_to_num(0, 0, 0).max().item<double>()
-              << " of " << scale;
+          expect_close(dnn, r, {0, 1e-5 * std::max(1.0, scale)}, "of " + c10::str(scale));
           r = dnn;
         }
         at::set_num_threads(threads);
@@ -600,7 +601,7 @@ TEST(BackendOneDnn, PrepackedAtenConvolutionIsBitIdentical) {
       x[0][c.ci - 1][2][2] = std::numeric_limits<float>::infinity();
       want = aten(x, nullptr);
       got = rep.run({x})[0];
-      EXPECT_TRUE(at::allclose(got, want, 0, 0, /*equal_nan=*/true));
+      expect_close(got, want, {0, 0}, "");
     }
     EXPECT_GE(prepacked, 11) << "threads " << threads;
   }
@@ -646,16 +647,16 @@ TEST(BackendOneDnn, ExactKeepsLibTorchsKernels) {
   std::vector<at::Tensor> got =
       tonnx::backend::prepare(tonnx::model_to_proto(m), "CPU", exact).run({x, a});
   at::Tensor native = at::convolution(x, w, b, {1, 1}, {1, 1}, {1, 1}, false, {0, 0}, 1);
-  EXPECT_TRUE(at::allclose(got[0], native, 0, 0, /*equal_nan=*/true));
+  expect_close(got[0], native, {0, 0}, "");
   EXPECT_TRUE(at::equal(got[1], at::addmm(fc_b, a, fc.t())));
   std::vector<at::Tensor> fast = tonnx::backend::prepare(tonnx::model_to_proto(m)).run({x, a});
   at::Tensor dnn = at::mkldnn_convolution(x, w, b, {1, 1}, {1, 1}, {1, 1}, 1);
-  EXPECT_TRUE(at::allclose(fast[0], dnn, 0, 0, /*equal_nan=*/true));
+  expect_close(fast[0], dnn, {0, 0}, "");
   at::Tensor gemv = tonnx::backend::gemv(a[0], fc.t(), fc_b, 1.0, 1.0, tonnx::backend::gemv_isa());
   EXPECT_TRUE(at::equal(fast[1], (gemv.defined() ? gemv : at::addmv(fc_b, fc, a[0])).unsqueeze(0)));
   // Both are the same sums in another order: close to LibTorch's.
-  EXPECT_TRUE(at::allclose(fast[0], native, 1e-4, 1e-4, /*equal_nan=*/true));
-  EXPECT_TRUE(at::allclose(fast[1], got[1], 1e-4, 1e-4));
+  expect_close(fast[0], native, {1e-4, 1e-4}, "");
+  expect_close(fast[1], got[1], {1e-4, 1e-4}, "");
   at::set_num_threads(prev_threads);
 }
 

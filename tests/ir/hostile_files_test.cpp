@@ -1,6 +1,6 @@
 // Hostile files (issue 13): external data outside the model's folder, through links, FIFOs
 // or with sizes and offsets that do not fit is refused by name; a failed write leaves the
-// previous file and nothing else. (The models' contents: hostile_test.cpp.)
+// previous file and nothing else. (The models' contents: backend/hostile_models_test.cpp.)
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 #include <sys/stat.h>
