@@ -1,4 +1,4 @@
-// The plan's choice of blocked activations: see layout.h.
+// The plan's choice of blocked activations: see blocked_plan.h.
 #include "backend/blocked_plan.h"
 
 #include <algorithm>

@@ -146,7 +146,8 @@ options:
   --rtol X --atol Y      tolerances for --test-data (default 1e-3, 1e-5; integer outputs
                          are exact unless atol allows whole steps: --atol 1)
   --profile              time every node; print the time per op type, per op type and
-                         output plane, and the slowest nodes
+                         output plane, and the slowest nodes (a convolution with the
+                         path it took and why: backend/kernels/conv/choose.h)
                          (with --repeat: over the timed runs, not the warm-up)
   --fold-batchnorm       fold BatchNormalization into convolution weights (faster; rounds
                          differently from LibTorch)

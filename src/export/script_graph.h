@@ -1,7 +1,7 @@
 // Preparing a TorchScript graph for conversion (internal to the TorchScript frontend): what
 // the export knows folded as constants, branches that raise dropped, tensor types observed by
 // running the graph on the example inputs, sizes that depend on data forgotten. The steps are
-// called in this order by torchscript.cpp; docs/torchscript.md describes each.
+// called in this order by the stages of script_passes.h; docs/torchscript.md describes each.
 #pragma once
 
 #include <torch/csrc/jit/ir/ir.h>

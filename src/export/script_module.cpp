@@ -216,7 +216,7 @@ ScriptExport load_forward(jit::Module& module, const std::vector<c10::IValue>& a
   bool objects = false;
   for (const auto& a : module.named_attributes(/*recurse=*/true))
     objects = objects || (a.value.isObject() && !a.value.toObject()->type()->is_module());
-  ScriptExport s{o, args, module.clone(/*inplace=*/!objects)};
+  ScriptExport s(o, args, module.clone(/*inplace=*/!objects));
   if (o.training == TrainingMode::EVAL) s.m.eval();
   if (o.training == TrainingMode::TRAINING) s.m.train(true);
   auto forward = s.m.find_method("forward");

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "export/specialize.h"
@@ -22,6 +23,9 @@ struct ScriptParam {
 };
 
 struct ScriptExport {
+  ScriptExport(const ExportOptions& options, const std::vector<c10::IValue>& arguments,
+               torch::jit::Module module)
+      : o(options), args(arguments), m(std::move(module)) {}
   const ExportOptions& o;
   const std::vector<c10::IValue>& args;  // the example arguments, as given
   torch::jit::Module m;  // a new instance over the caller's tensors, in the export's mode

@@ -1,5 +1,5 @@
 // Lists changed in place in scripted code: append, l[i] = x, and the functional twins the
-// exporter gives insert, del l[i], pop and clear (src/export/functionalize.cpp). Each returns
+// exporter gives insert, del l[i], pop and clear (src/export/list_mutations.cpp). Each returns
 // the list's new contents. A list of tensors known while converting stays a list of values
 // (with constant indices); one that changes at run time, or is indexed at run time, is an
 // ONNX sequence (SequenceInsert / SequenceErase). An int[] / float[] / bool[] is a 1-D

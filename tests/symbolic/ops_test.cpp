@@ -203,45 +203,6 @@ TEST_P(Ops9, Activations) {
         {x * 3}, "gelu");
 }
 
-TEST_P(Ops, Reductions) {
-  Tensor x = torch::randn({2, 3, 4});
-  check([](Tensor x) { return std::make_tuple(x.sum(), x.mean(), x.prod()); }, {x * 0.5},
-        "reduce_all");
-  check(
-      [](Tensor x) {
-        return std::make_tuple(x.sum({-1}), x.mean(at::IntArrayRef{0, 2}, true), x.prod(1, true));
-      },
-      {x}, "reduce_dims");
-  check([](Tensor x) { return x.sum(1, false, torch::kDouble); }, {x}, "sum_dtype");
-  check([](Tensor x) { return x.sum(); }, {torch::tensor({1L, 2L, 3L})}, "sum_int64");
-  check([](Tensor x) { return x.sum(0); }, {torch::ones({0, 3})}, "sum_empty");
-  check(
-      [](Tensor x) {
-        return std::make_tuple(x.amax({1, 2}), x.amin(-1, true), x.max(), x.min());
-      },
-      {x}, "amax_amin");
-  check([](Tensor x) { return x.max(1); }, {x}, "max_dim_indices");
-  check([](Tensor x) { return x.min(-1, true); }, {x}, "min_dim_keep");
-  check([](Tensor x) { return std::make_tuple(x.argmax(), x.argmin(1), x.argmax(-1, true)); }, {x},
-        "argmax");
-  check([](Tensor x) { return std::make_tuple(x.norm(), x.norm(1, {1}), x.norm(3, {-1}, true)); },
-        {x}, "norm");
-  check(
-      [](Tensor x) {
-        return torch::linalg_vector_norm(x, INFINITY, at::IntArrayRef{1}, false, c10::nullopt);
-      },
-      {x}, "norm_inf");
-  check(
-      [](Tensor x) {
-        return std::make_tuple(x.var(), x.std(1), x.var(at::IntArrayRef{0, 2}, false, true));
-      },
-      {x}, "var_std");
-  check([](Tensor x) { return torch::logsumexp(x, {1}); }, {x}, "logsumexp");
-  check([](Tensor x) { return torch::cumsum(x, -1) + torch::cumsum(x, 0); }, {x}, "cumsum");
-  check([](Tensor x) { return torch::cumsum(x, 0); }, {torch::tensor({1L, -2L, 5L})},
-        "cumsum_int64");
-}
-
 TEST_P(Ops, ShapeOps) {
   Tensor x = torch::randn({2, 3, 4});
   check([](Tensor x) { return x.transpose(0, -1) + 0; }, {x}, "transpose");
@@ -258,47 +219,6 @@ TEST_P(Ops, ShapeOps) {
         "squeeze_unsqueeze");
   check([](Tensor x) { return x.squeeze(1); }, {x}, "squeeze_noop");
   check([](Tensor x) { return x.flatten(1).reshape({-1}); }, {x}, "reshape_flat");
-}
-
-TEST_P(Ops, IndexingOps) {
-  Tensor x = torch::randn({4, 5, 3});
-  check([](Tensor x) { return x.select(1, -1) + x.select(0, 2).sum(); }, {x}, "select");
-  check([](Tensor x) { return x.slice(1, 1, -1, 2); }, {x}, "slice_step");
-  check([](Tensor x) { return x.slice(0, -3); }, {x}, "slice_negative");
-  check([](Tensor x) { return x.narrow(2, 1, 2) + x.narrow(2, -2, 2); }, {x}, "narrow");
-  check([](Tensor x, Tensor i) { return x.index_select(1, i); }, {x, torch::tensor({4L, 0L, 0L})},
-        "index_select");
-  check([](Tensor x, Tensor i) { return x.gather(1, i); }, {x, torch::randint(0, 5, {4, 2, 3})},
-        "gather");
-  check([](Tensor x, Tensor i, Tensor s) { return x.scatter(0, i, s); },
-        {torch::zeros({3, 5}), torch::tensor({{0L, 1L, 2L, 0L, 1L}}), torch::randn({1, 5})},
-        "scatter");
-  check([](Tensor x, Tensor i) { return x.index({i}); }, {x, torch::tensor({3L, -1L, 0L})},
-        "index_tensor");
-  check(
-      [](Tensor x, Tensor i) {
-        return x.index({torch::indexing::Slice(), i});
-      },
-      {x, torch::tensor({{1L, 2L}, {0L, 4L}})}, "index_second_dim");
-  check([](Tensor x, Tensor m) { return x.index({m}); },
-        {x, torch::tensor({true, false, true, true})}, "index_bool_vector");
-  check([](Tensor x) { return x.index({x > 0}); }, {x}, "index_bool_mask");
-  check(
-      [](Tensor x, Tensor i, Tensor j) {
-        return x.index({i, j});
-      },
-      {x, torch::tensor({0L, 3L}), torch::tensor({1L, 4L})}, "index_two");
-  check([](Tensor x, Tensor i, Tensor v) { return x.index_put({i}, v); },
-        {x, torch::tensor({1L, 3L}), torch::randn({2, 5, 3})}, "index_put");
-  check([](Tensor x) { return x.masked_fill(x < 0, 0).index_put({x > 1}, torch::tensor(7.f)); },
-        {x}, "index_put_mask");
-  check([](Tensor x) { return x.flip({0, -1}); }, {x}, "flip");
-  check(
-      [](Tensor x) {
-        return x.roll({1, -2}, {0, 1}) + x.roll(3).reshape({4, 5, 3});
-      },
-      {x}, "roll");
-  check([](Tensor x) { return x.repeat({2, 1, 1, 3}); }, {x}, "repeat");
 }
 
 TEST_P(Ops, PaddingPixelShuffleEmbeddingCasts) {
@@ -345,26 +265,6 @@ TEST_P(Ops, PaddingPixelShuffleEmbeddingCasts) {
         {torch::tensor({1L, 2L}), torch::tensor({0.5f, 1.5f})}, "type_as");
   check([](Tensor s, Tensor a, Tensor b) { return torch::baddbmm(s, a, b, 0.5, 2); },
         {torch::randn({2, 3, 5}), torch::randn({2, 3, 4}), torch::randn({2, 4, 5})}, "baddbmm");
-}
-
-TEST_P(Ops, CreationTriangularTopkSort) {
-  Tensor x = torch::randn({3, 5});
-  check(
-      [](Tensor x) {
-        return x + torch::arange(5) + torch::arange(1, 6, 2).sum() + torch::ones({5}) * 2 +
-               torch::zeros({3, 1});
-      },
-      {x}, "creation");
-  check([](Tensor x) { return x + torch::full({1, 5}, 0.5); }, {x}, "full");
-  check(
-      [](Tensor x) {
-        return std::make_tuple(torch::triu(x), torch::tril(x, -1), torch::triu(x, 2));
-      },
-      {x}, "triu_tril");
-  check([](Tensor x) { return torch::tril(x); }, {torch::randn({2, 4, 4})}, "tril_batched");
-  check([](Tensor x) { return x.topk(2, 1); }, {x}, "topk");
-  check([](Tensor x) { return x.topk(3, 0, false); }, {x}, "topk_smallest");
-  check([](Tensor x) { return x.sort(-1, true); }, {x}, "sort");
 }
 
 TEST_P(Ops, Normalizations) {
@@ -488,26 +388,6 @@ TEST_P(Ops9, UnfoldAndIm2col) {
         return F::unfold(x, F::UnfoldFuncOptions({2, 3}).stride(2).padding(1).dilation({1, 2}));
       },
       {img}, "im2col");
-}
-
-TEST_P(Ops, NativeMultiHeadAttentionFastPath) {
-  // The fused op PyTorch records for MultiheadAttention in eval; torch.onnx 1.13 has no symbolic
-  // for it.
-  int64_t e = 8, h = 2;
-  Tensor qkv_w = torch::randn({3 * e, e}) * 0.3, qkv_b = torch::randn({3 * e}) * 0.1;
-  Tensor proj_w = torch::randn({e, e}) * 0.3, proj_b = torch::randn({e}) * 0.1;
-  auto mha = [=](Tensor q, Tensor mask) {
-    auto [out, w] = torch::_native_multi_head_attention(q, q, q, e, h, qkv_w, qkv_b, proj_w, proj_b,
-                                                        mask, true, true, 1);
-    return std::make_tuple(out, w);
-  };
-  Tensor mask = torch::tensor({{false, false, false, true}, {false, false, false, false}});
-  check(mha, {torch::randn({2, 4, e}), mask}, "native_mha", Tolerance{1e-3, 1e-5});
-  auto no_weights = [=](Tensor q) {
-    return std::get<0>(torch::_native_multi_head_attention(q, q, q, e, h, qkv_w, qkv_b, proj_w,
-                                                           proj_b, {}, false));
-  };
-  check(no_weights, {torch::randn({3, 5, e})}, "native_mha_no_weights");
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Inference BatchNormalization in one pass (batchnorm.h). ATen 1.13's CPU kernel computes
+// Inference BatchNormalization in one pass (batchnorm_one_pass.h). ATen 1.13's CPU kernel computes
 // x * alpha + beta with AVX2 fused multiply-adds on this CPU (Debian's LibTorch dispatches to
 // its AVX2 kernels); a Relu after it is one more pass over memory and an allocation. Here
 // both run in one pass. Exactness is not assumed: at first use a probe compares this kernel

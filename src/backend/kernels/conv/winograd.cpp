@@ -174,7 +174,7 @@ std::unique_ptr<const Winograd2x3> Winograd2x3::make(const at::Tensor& weight, i
     im.v_desc = memory::desc({16, im.block, c}, kF32, Tag::abc);
     im.m_desc = memory::desc({16, im.block, k}, kF32, Tag::abc);
     memory::desc u_user({16, c, k}, kF32, Tag::abc), u_any({16, c, k}, kF32, Tag::any);
-    OneThreadScope one;
+    [[maybe_unused]] OneThreadScope one;  // (empty without OpenMP)
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(im.v_desc, u_any, im.m_desc),
                                     user_scratchpad(), eng);
     im.prim = dnnl::matmul(pd);

@@ -1,0 +1,43 @@
+// Attention (src/symbolic/attention.cpp): LibTorch's native multi-head attention fast path.
+// Each case exports a small function and checks tonnx's backend and ONNX Runtime against
+// LibTorch eager.
+#include "test_util.h"
+
+namespace tonnx::test {
+namespace {
+using torch::Tensor;
+namespace F = torch::nn::functional;
+
+class AttentionSymbolic : public ::testing::TestWithParam<int> {
+ protected:
+  void SetUp() override { torch::manual_seed(11); }
+  int opset() const { return GetParam(); }
+  template <typename Fn>
+  void check(Fn f, std::vector<Tensor> in, const std::string& name, Tolerance tol = {}) {
+    expect_fn_matches(f, in, opset(), name, tol);
+  }
+};
+INSTANTIATE_TEST_SUITE_P(Opsets, AttentionSymbolic, ::testing::Values(11, 13, 17));
+
+TEST_P(AttentionSymbolic, NativeMultiHeadAttentionFastPath) {
+  // The fused op PyTorch records for MultiheadAttention in eval; torch.onnx 1.13 has no symbolic
+  // for it.
+  int64_t e = 8, h = 2;
+  Tensor qkv_w = torch::randn({3 * e, e}) * 0.3, qkv_b = torch::randn({3 * e}) * 0.1;
+  Tensor proj_w = torch::randn({e, e}) * 0.3, proj_b = torch::randn({e}) * 0.1;
+  auto mha = [=](Tensor q, Tensor mask) {
+    auto [out, w] = torch::_native_multi_head_attention(q, q, q, e, h, qkv_w, qkv_b, proj_w, proj_b,
+                                                        mask, true, true, 1);
+    return std::make_tuple(out, w);
+  };
+  Tensor mask = torch::tensor({{false, false, false, true}, {false, false, false, false}});
+  check(mha, {torch::randn({2, 4, e}), mask}, "native_mha", Tolerance{1e-3, 1e-5});
+  auto no_weights = [=](Tensor q) {
+    return std::get<0>(torch::_native_multi_head_attention(q, q, q, e, h, qkv_w, qkv_b, proj_w,
+                                                           proj_b, {}, false));
+  };
+  check(no_weights, {torch::randn({3, 5, e})}, "native_mha_no_weights");
+}
+
+}  // namespace
+}  // namespace tonnx::test
