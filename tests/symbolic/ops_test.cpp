@@ -346,32 +346,6 @@ TEST_P(Ops, Interpolation) {
         Tolerance{1e-3, 1e-4});
 }
 
-TEST_P(Ops9, RecurrentLayers) {
-  torch::nn::LSTM lstm(
-      torch::nn::LSTMOptions(4, 6).num_layers(2).bidirectional(true).batch_first(true));
-  torch::nn::GRU gru(torch::nn::GRUOptions(4, 5).num_layers(2));
-  torch::nn::RNN rnn(torch::nn::RNNOptions(4, 3).nonlinearity(torch::kReLU).bias(false));
-  lstm->eval();
-  gru->eval();
-  rnn->eval();
-  Tensor x = torch::randn({3, 7, 4});
-  ExportOptions opt;
-  opt.opset_version = opset();
-  std::string suffix = std::to_string(opset());
-  Traceable t_lstm{lstm.ptr(), [lstm](const std::vector<Tensor>& in) mutable {
-                     auto [y, hc] = lstm->forward(in[0], std::make_tuple(in[1], in[2]));
-                     return std::vector<Tensor>{y, std::get<0>(hc), std::get<1>(hc)};
-                   }};
-  expect_export_matches(t_lstm, {x, torch::randn({4, 3, 6}), torch::randn({4, 3, 6})}, opt,
-                        "lstm_bidir_batch_first" + suffix);
-  expect_export_matches(make_traceable(gru), {x}, opt, "gru_no_state" + suffix);
-  Traceable t_rnn{rnn.ptr(), [rnn](const std::vector<Tensor>& in) mutable {
-                    auto [y, hn] = rnn->forward(in[0], in[1]);
-                    return std::vector<Tensor>{y, hn};
-                  }};
-  expect_export_matches(t_rnn, {x, torch::randn({1, 7, 3})}, opt, "rnn_relu_nobias" + suffix);
-}
-
 }  // namespace
 }  // namespace tonnx::test
 
@@ -549,15 +523,6 @@ TEST_P(Ops, PoolsAndInterpolationIn1dAnd3d) {
                                      .align_corners(true));
       },
       {x3}, "trilinear3d");
-}
-
-TEST_P(Ops, RnnTanhDefault) {
-  torch::nn::RNN rnn(torch::nn::RNNOptions(3, 4).num_layers(2));
-  rnn->eval();
-  ExportOptions opt;
-  opt.opset_version = opset();
-  expect_export_matches(make_traceable(rnn), {torch::randn({5, 2, 3})}, opt,
-                        "rnn_tanh" + std::to_string(opset()));
 }
 
 }  // namespace

@@ -65,11 +65,15 @@ TONNX_KERNEL("LRN", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
 
 TONNX_KERNEL("MeanVarianceNormalization", 9, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   std::vector<int64_t> axes = s.node.attr_ints("axes", {0, 2, 3});
+  // (X - E[X]) / (sqrt(E[(X - E[X])^2]) + 1e-9), in double. ONNX's reference writes the
+  // variance as E[X^2] - E[X]^2, which in float cancels for data far from zero (values around
+  // 1e4 with a spread of 1 lose every digit of it, and a negative result gave NaN).
   return [axes](const Tensors& in) -> Tensors {
     const at::Tensor& x = in.at(0);
-    at::Tensor mean = x.mean(axes, true);
-    at::Tensor var = (x * x).mean(axes, true) - mean * mean;
-    return {(x - mean) / (at::sqrt(var) + 1e-9)};
+    at::Tensor xd = x.to(at::kDouble);
+    at::Tensor centered = xd - xd.mean(axes, true);
+    at::Tensor sd = at::sqrt(centered.pow(2).mean(axes, true));
+    return {(centered / (sd + 1e-9)).to(x.scalar_type())};
   };
 });
 
