@@ -1,6 +1,7 @@
 // Attention (src/symbolic/attention.cpp): LibTorch's native multi-head attention fast path.
 // Each case exports a small function and checks tonnx's backend and ONNX Runtime against
 // LibTorch eager.
+#include "symbolic_test.h"
 #include "test_util.h"
 
 namespace tonnx::test {
@@ -8,15 +9,7 @@ namespace {
 using torch::Tensor;
 namespace F = torch::nn::functional;
 
-class AttentionSymbolic : public ::testing::TestWithParam<int> {
- protected:
-  void SetUp() override { torch::manual_seed(11); }
-  int opset() const { return GetParam(); }
-  template <typename Fn>
-  void check(Fn f, std::vector<Tensor> in, const std::string& name, Tolerance tol = {}) {
-    expect_fn_matches(f, in, opset(), name, tol);
-  }
-};
+class AttentionSymbolic : public SymbolicTest<11> {};
 INSTANTIATE_TEST_SUITE_P(Opsets, AttentionSymbolic, ::testing::Values(11, 13, 17));
 
 TEST_P(AttentionSymbolic, NativeMultiHeadAttentionFastPath) {

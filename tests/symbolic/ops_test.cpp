@@ -2,6 +2,7 @@
 // models need). Each case exports a small function and checks tonnx's backend and ONNX
 // Runtime against LibTorch eager, with edge values (negative dims, broadcasting, empty
 // tensors, int64 and bool, NaN and inf).
+#include "symbolic_test.h"
 #include "test_util.h"
 
 namespace tonnx::test {
@@ -13,15 +14,7 @@ Tensor special_values() {
   return torch::tensor({-2.5f, -1.f, 0.f, 0.5f, 3.f, NAN, INFINITY, -INFINITY});
 }
 
-class Ops : public ::testing::TestWithParam<int> {
- protected:
-  void SetUp() override { torch::manual_seed(11); }
-  int opset() const { return GetParam(); }
-  template <typename Fn>
-  void check(Fn f, std::vector<Tensor> in, const std::string& name, Tolerance tol = {}) {
-    expect_fn_matches(f, in, opset(), name, tol);
-  }
-};
+class Ops : public SymbolicTest<11> {};
 INSTANTIATE_TEST_SUITE_P(Opsets, Ops, ::testing::Values(11, 13, 17));
 // Where a symbolic has an opset-9 form too.
 class Ops9 : public Ops {};

@@ -9,6 +9,7 @@
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 #include <torch/script.h>
 
+#include "symbolic_test.h"
 #include "test_util.h"
 #include "tonnx/backend.h"
 #include "tonnx/proto.h"
@@ -53,11 +54,7 @@ void expect_export_error(const std::string& source, const std::vector<Tensor>& i
 const float kNan = std::numeric_limits<float>::quiet_NaN();
 const float kInf = std::numeric_limits<float>::infinity();
 
-class ParityOps : public ::testing::TestWithParam<int> {
- protected:
-  void SetUp() override { torch::manual_seed(11); }
-  int opset() const { return GetParam(); }
-};
+class ParityOps : public SymbolicTest<11> {};
 INSTANTIATE_TEST_SUITE_P(Opsets, ParityOps, ::testing::Values(9, 11, 13, 17));
 
 // __interpolate: F.interpolate as one op (size or scale_factor, one value or a list).
@@ -274,11 +271,7 @@ def forward(self, x, n):
 }
 
 // Ops of opset 11 and up: unique, nonzero as a tuple, embedding_bag with offsets.
-class ParityOps11 : public ::testing::TestWithParam<int> {
- protected:
-  void SetUp() override { torch::manual_seed(5); }
-  int opset() const { return GetParam(); }
-};
+class ParityOps11 : public SymbolicTest<5> {};
 INSTANTIATE_TEST_SUITE_P(Opsets, ParityOps11, ::testing::Values(11, 16, 17));
 
 TEST_P(ParityOps11, Unique) {

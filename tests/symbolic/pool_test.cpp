@@ -3,6 +3,7 @@
 // Each exported and checked on tonnx's backend and ONNX Runtime against LibTorch eager, over
 // the opsets where the symbolics differ.
 #include "error_of.h"
+#include "symbolic_test.h"
 #include "test_util.h"
 
 namespace tonnx::test {
@@ -10,11 +11,7 @@ namespace {
 using torch::Tensor;
 namespace F = torch::nn::functional;
 
-class PoolSymbolic : public ::testing::TestWithParam<int> {
- protected:
-  void SetUp() override { torch::manual_seed(7); }
-  int opset() const { return GetParam(); }
-};
+class PoolSymbolic : public SymbolicTest<7> {};
 INSTANTIATE_TEST_SUITE_P(Opsets, PoolSymbolic, ::testing::ValuesIn(key_opsets()));
 
 TEST_P(PoolSymbolic, MaxPool2dPaddingDilation) {

@@ -2,6 +2,7 @@
 // Each exported and checked on tonnx's backend and ONNX Runtime against LibTorch eager, over
 // the opsets where the symbolics differ.
 #include "error_of.h"
+#include "symbolic_test.h"
 #include "test_util.h"
 
 namespace tonnx::test {
@@ -9,11 +10,7 @@ namespace {
 using torch::Tensor;
 namespace F = torch::nn::functional;
 
-class ResizeSymbolic : public ::testing::TestWithParam<int> {
- protected:
-  void SetUp() override { torch::manual_seed(7); }
-  int opset() const { return GetParam(); }
-};
+class ResizeSymbolic : public SymbolicTest<7> {};
 INSTANTIATE_TEST_SUITE_P(Opsets, ResizeSymbolic, ::testing::ValuesIn(key_opsets()));
 
 // Non-integer scale factors: the output size (5 x 1.4 is 7 in float) and nearest neighbours

@@ -1,6 +1,7 @@
 // Recurrent layers (src/symbolic/rnn.cpp): a two-layer bidirectional batch-first LSTM with
 // initial states, a two-layer GRU without, a ReLU RNN without bias, and RNN's default tanh.
 // Each exported and checked on tonnx's backend and ONNX Runtime against LibTorch eager.
+#include "symbolic_test.h"
 #include "test_util.h"
 
 namespace tonnx::test {
@@ -8,15 +9,7 @@ namespace {
 using torch::Tensor;
 namespace F = torch::nn::functional;
 
-class RnnSymbolic : public ::testing::TestWithParam<int> {
- protected:
-  void SetUp() override { torch::manual_seed(11); }
-  int opset() const { return GetParam(); }
-  template <typename Fn>
-  void check(Fn f, std::vector<Tensor> in, const std::string& name, Tolerance tol = {}) {
-    expect_fn_matches(f, in, opset(), name, tol);
-  }
-};
+class RnnSymbolic : public SymbolicTest<11> {};
 INSTANTIATE_TEST_SUITE_P(Opsets, RnnSymbolic, ::testing::Values(11, 13, 17));
 // The recurrent layers have an opset-9 form too.
 class RnnSymbolic9 : public RnnSymbolic {};
