@@ -123,29 +123,27 @@ void set_export_heap(int64_t bytes) {
   mallopt(M_MMAP_THRESHOLD, bytes > (int64_t{1} << 30) ? 64 << 10 : 4 << 20);
 }
 
-// Progress on stderr while the export runs: stage times with --timing, else a status line on
-// a terminal (cleared at the end), nothing with --quiet.
+// Progress on stderr while the export runs. The sink: stage times with --timing (unless
+// TONNX_TIMING prints them already), else a status line on a terminal, else none.
+ProgressSink export_sink(const Args& a) {
+  if (a.has("--timing"))
+    return std::getenv("TONNX_TIMING") ? ProgressSink() : timing_progress(std::cerr);
+  if (!a.has("--quiet") && isatty(STDERR_FILENO)) return terminal_progress(std::cerr);
+  return ProgressSink();
+}
+
 class ExportProgress {
  public:
-  explicit ExportProgress(const Args& a) : scope_(make_sink(a)) {
-    clear_ = sink_ && !a.has("--timing");
-  }
+  explicit ExportProgress(const Args& a)
+      : sink_(export_sink(a)), scope_(sink_), clear_(sink_ && !a.has("--timing")) {}
   ~ExportProgress() {
     if (clear_) clear_progress_line(std::cerr);
   }
 
  private:
-  ProgressSink make_sink(const Args& a) {
-    if (a.has("--timing")) {
-      if (!std::getenv("TONNX_TIMING")) sink_ = timing_progress(std::cerr);  // (that prints them)
-    } else if (!a.has("--quiet") && isatty(STDERR_FILENO)) {
-      sink_ = terminal_progress(std::cerr);
-    }
-    return sink_;
-  }
   ProgressSink sink_;
   ProgressScope scope_;
-  bool clear_ = false;
+  bool clear_;  // a status line is on the terminal: clear it at the end
 };
 
 // The example input shapes of a zoo model: its own, or --input-shape's of the same ranks.

@@ -11,8 +11,10 @@
 #include <vector>
 
 #include "expect_close.h"
+#include "tonnx/backend.h"
 #include "tonnx/compare.h"
 #include "tonnx/ir.h"
+#include "tonnx/proto.h"
 
 namespace tonnx::test {
 
@@ -42,6 +44,20 @@ struct GraphBuilder {
     return init("c" + std::to_string(++count), t);
   }
 };
+
+// One node of `op` at `opset` on graph inputs x0, x1, ... (one per tensor of `inputs`), with
+// `outputs` outputs, prepared on tonnx's backend (through the model file's form) and run.
+inline std::vector<at::Tensor> run_one_node(const std::string& op, std::vector<at::Tensor> inputs,
+                                            std::vector<ir::Attr> attrs, size_t outputs = 1,
+                                            int opset = 17) {
+  GraphBuilder g;
+  g.m.opsets = {{"", opset}};
+  std::vector<ir::Value*> in;
+  for (size_t i = 0; i < inputs.size(); ++i) in.push_back(g.in("x" + std::to_string(i)));
+  ir::Node* n = g.g.add_node(op, in, std::move(attrs), outputs);
+  for (size_t k = 0; k < outputs; ++k) g.out(n->output(k), "y" + std::to_string(k));
+  return backend::prepare(model_to_proto(g.m), "CPU").run(inputs);
+}
 
 inline bool has(const std::vector<std::string>& ops, const std::string& op) {
   return std::find(ops.begin(), ops.end(), op) != ops.end();

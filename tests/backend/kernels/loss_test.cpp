@@ -17,7 +17,7 @@ namespace {
 
 namespace ir = tonnx::ir;
 using tonnx::test::expect_close;
-using tonnx::test::GraphBuilder;
+using tonnx::test::run_one_node;
 
 struct LossCase {
   std::string reduction;
@@ -25,16 +25,11 @@ struct LossCase {
   std::optional<int64_t> ignore;
 };
 
-onnx::ModelProto loss_model(const std::string& op, const LossCase& c, bool log_prob = false) {
-  GraphBuilder g;
-  std::vector<ir::Value*> in{g.in("x"), g.in("t")};
-  if (c.weighted) in.push_back(g.in("w"));
+// The loss node's attributes for case `c`.
+std::vector<ir::Attr> loss_attrs(const LossCase& c) {
   std::vector<ir::Attr> attrs{{"reduction", ir::AttrValue(c.reduction)}};
   if (c.ignore) attrs.push_back({"ignore_index", ir::AttrValue(*c.ignore)});
-  ir::Node* n = g.g.add_node(op, in, attrs, log_prob ? 2 : 1);
-  g.out(n->output(0), "loss");
-  if (log_prob) g.out(n->output(1), "log_prob");
-  return tonnx::model_to_proto(g.m);
+  return attrs;
 }
 
 int64_t aten_reduction(const std::string& r) {
@@ -79,10 +74,10 @@ TEST(BackendLoss, NegativeLogLikelihoodAsLibTorch) {
       std::vector<int64_t> ts = xs;
       ts.erase(ts.begin() + 1);
       at::Tensor t = targets(ts, xs[1], c.ignore), w = torch::rand({xs[1]}) + 0.5;
-      auto rep = tonnx::backend::prepare(loss_model("NegativeLogLikelihoodLoss", c), "CPU");
       std::vector<at::Tensor> in{x, t};
       if (c.weighted) in.push_back(w);
-      expect_close(rep.run(in).at(0), torch_nll(x, t, w, c), {1e-5, 1e-6}, label(c, xs));
+      expect_close(run_one_node("NegativeLogLikelihoodLoss", in, loss_attrs(c)).at(0),
+                   torch_nll(x, t, w, c), {1e-5, 1e-6}, label(c, xs));
     }
 }
 
@@ -92,10 +87,9 @@ TEST(BackendLoss, SoftmaxCrossEntropyAsLibTorch) {
     std::vector<int64_t> xs{4, 3, 2};
     at::Tensor x = torch::randn(xs) * 3;
     at::Tensor t = targets({4, 2}, 3, c.ignore), w = torch::rand({3}) + 0.5;
-    auto rep = tonnx::backend::prepare(loss_model("SoftmaxCrossEntropyLoss", c, true), "CPU");
     std::vector<at::Tensor> in{x, t};
     if (c.weighted) in.push_back(w);
-    auto out = rep.run(in);
+    auto out = run_one_node("SoftmaxCrossEntropyLoss", in, loss_attrs(c), 2);
     at::Tensor logp = at::log_softmax(x, 1);
     expect_close(out.at(0), torch_nll(logp, t, w, c), {1e-5, 1e-6}, label(c, xs));
     expect_close(out.at(1), logp, {1e-6, 1e-6}, "log_prob " + label(c, xs));
@@ -107,8 +101,7 @@ TEST(BackendLoss, InfAndNanScoresGoWhereLibTorchPutsThem) {
   at::Tensor t = torch::tensor({1, 2, 0}, torch::kLong);
   for (const char* r : {"none", "sum", "mean"}) {
     LossCase c{r, false, std::nullopt};
-    auto out =
-        tonnx::backend::prepare(loss_model("SoftmaxCrossEntropyLoss", c, true), "CPU").run({x, t});
+    auto out = run_one_node("SoftmaxCrossEntropyLoss", {x, t}, loss_attrs(c), 2);
     at::Tensor logp = at::log_softmax(x, 1);
     expect_close(out.at(0), torch_nll(logp, t, at::Tensor(), c), {1e-6, 1e-6}, r);
     expect_close(out.at(1), logp, {1e-6, 1e-6}, std::string("log_prob ") + r);
@@ -119,25 +112,23 @@ TEST(BackendLoss, AnEmptyBatch) {
   at::Tensor x = torch::zeros({0, 3}), t = torch::zeros({0}, torch::kLong);
   for (const char* r : {"none", "sum", "mean"}) {
     LossCase c{r, false, std::nullopt};
-    auto got = tonnx::backend::prepare(loss_model("NegativeLogLikelihoodLoss", c), "CPU")
-                   .run({x, t})
-                   .at(0);
+    auto got = run_one_node("NegativeLogLikelihoodLoss", {x, t}, loss_attrs(c)).at(0);
     expect_close(got, torch_nll(x, t, at::Tensor(), c), {0, 0}, r);
   }
 }
 
 TEST(BackendLoss, BadInputIsAnErrorNamingIt) {
   LossCase c{"mean", false, std::nullopt};
-  auto rep = tonnx::backend::prepare(loss_model("NegativeLogLikelihoodLoss", c), "CPU");
   std::string e = tonnx::test::error_of([&] {
-    rep.run({torch::zeros({2, 3}), torch::tensor({0, 3}, torch::kLong)});
+    run_one_node("NegativeLogLikelihoodLoss",
+                 {torch::zeros({2, 3}), torch::tensor({0, 3}, torch::kLong)}, loss_attrs(c));
   });
   EXPECT_NE(e.find("a target is outside [0, 2]"), std::string::npos) << e;
   EXPECT_NE(e.find("NegativeLogLikelihoodLoss"), std::string::npos) << e;
   LossCase bad{"average", false, std::nullopt};
   e = tonnx::test::error_of([&] {
-    tonnx::backend::prepare(loss_model("NegativeLogLikelihoodLoss", bad), "CPU")
-        .run({torch::zeros({2, 3}), torch::tensor({0, 1}, torch::kLong)});
+    run_one_node("NegativeLogLikelihoodLoss",
+                 {torch::zeros({2, 3}), torch::tensor({0, 1}, torch::kLong)}, loss_attrs(bad));
   });
   EXPECT_NE(e.find("average"), std::string::npos) << e;
 }

@@ -17,17 +17,7 @@ namespace {
 
 namespace ir = tonnx::ir;
 using tonnx::test::expect_close;
-using tonnx::test::GraphBuilder;
-
-std::vector<at::Tensor> run_norm(const std::string& op, std::vector<at::Tensor> inputs,
-                                 std::vector<ir::Attr> attrs, size_t outputs = 1) {
-  GraphBuilder g;
-  std::vector<ir::Value*> in;
-  for (size_t i = 0; i < inputs.size(); ++i) in.push_back(g.in("x" + std::to_string(i)));
-  ir::Node* n = g.g.add_node(op, in, std::move(attrs), outputs);
-  for (size_t k = 0; k < outputs; ++k) g.out(n->output(k), "y" + std::to_string(k));
-  return tonnx::backend::prepare(tonnx::model_to_proto(g.m), "CPU").run(inputs);
-}
+using tonnx::test::run_one_node;
 
 TEST(BackendNormalization, LayerNormOverEveryAxisAsLibTorch) {
   torch::manual_seed(5);
@@ -40,9 +30,10 @@ TEST(BackendNormalization, LayerNormOverEveryAxisAsLibTorch) {
     // Y alone: LibTorch's layer_norm; with Mean and InvStdDev: the double-precision path.
     at::Tensor want = at::layer_norm(x, shape, scale, bias, 1e-5);
     expect_close(
-        run_norm("LayerNormalization", {x, scale, bias}, {{"axis", ir::AttrValue(axis)}}).at(0),
+        run_one_node("LayerNormalization", {x, scale, bias}, {{"axis", ir::AttrValue(axis)}}).at(0),
         want, {1e-5, 1e-5}, what);
-    auto all = run_norm("LayerNormalization", {x, scale, bias}, {{"axis", ir::AttrValue(axis)}}, 3);
+    auto all =
+        run_one_node("LayerNormalization", {x, scale, bias}, {{"axis", ir::AttrValue(axis)}}, 3);
     expect_close(all.at(0), want, {1e-5, 1e-5}, what + ", with Mean and InvStdDev");
     std::vector<int64_t> dims;
     for (int64_t d = a; d < 4; ++d) dims.push_back(d);
@@ -59,7 +50,7 @@ TEST(BackendNormalization, InstanceNormAsLibTorch) {
              bias = torch::randn({3});
   at::Tensor want = at::instance_norm(x, scale, bias, {}, {}, true, 0.0, 1e-3, false);
   expect_close(
-      run_norm("InstanceNormalization", {x, scale, bias}, {{"epsilon", ir::AttrValue(1e-3f)}})
+      run_one_node("InstanceNormalization", {x, scale, bias}, {{"epsilon", ir::AttrValue(1e-3f)}})
           .at(0),
       want, {1e-5, 1e-5}, "instance norm");
 }
@@ -80,11 +71,11 @@ TEST(BackendNormalization, LrnAtOddAndEvenSizes) {
   torch::manual_seed(7);
   at::Tensor x = torch::randn({2, 6, 3, 3}) * 4;
   for (int64_t size : {1, 2, 3, 4, 5, 7}) {
-    at::Tensor got = run_norm("LRN", {x},
-                              {{"size", ir::AttrValue(size)},
-                               {"alpha", ir::AttrValue(2e-2f)},
-                               {"beta", ir::AttrValue(0.6f)},
-                               {"bias", ir::AttrValue(1.5f)}})
+    at::Tensor got = run_one_node("LRN", {x},
+                                  {{"size", ir::AttrValue(size)},
+                                   {"alpha", ir::AttrValue(2e-2f)},
+                                   {"beta", ir::AttrValue(0.6f)},
+                                   {"bias", ir::AttrValue(1.5f)}})
                          .at(0);
     expect_close(got, lrn_reference(x, size, 2e-2f, 0.6f, 1.5f), {1e-5, 1e-6},
                  "size " + std::to_string(size));
@@ -107,7 +98,7 @@ TEST(BackendNormalization, MeanVarianceNormalizationFarFromZero) {
        {std::vector<int64_t>{0, 2, 3}, std::vector<int64_t>{1}, std::vector<int64_t>{2, 3}}) {
     std::vector<ir::Attr> attrs;
     if (axes.size() != 3) attrs.push_back({"axes", ir::AttrValue(ir::Ints(axes))});
-    at::Tensor got = run_norm("MeanVarianceNormalization", {x}, attrs).at(0);
+    at::Tensor got = run_one_node("MeanVarianceNormalization", {x}, attrs).at(0);
     EXPECT_FALSE(got.isnan().any().item<bool>()) << c10::str(axes);
     // The float input itself is only good to an ulp of 1e4 (1e-3) against a spread of 1.
     expect_close(got, mvn_reference(x, axes), {0, 2e-3}, "axes " + c10::str(axes));
@@ -117,7 +108,7 @@ TEST(BackendNormalization, MeanVarianceNormalizationFarFromZero) {
 TEST(BackendNormalization, MeanVarianceNormalizationOfConstantAndNan) {
   at::Tensor x = torch::full({1, 2, 2, 2}, 7.f);
   x[0][1][0][0] = NAN;
-  at::Tensor got = run_norm("MeanVarianceNormalization", {x}, {}).at(0);
+  at::Tensor got = run_one_node("MeanVarianceNormalization", {x}, {}).at(0);
   // Channel 0 is constant: 0 / (0 + 1e-9) = 0. Channel 1 holds a NaN: NaN throughout.
   EXPECT_TRUE(at::equal(got.select(1, 0), torch::zeros({1, 2, 2}))) << got;
   EXPECT_TRUE(got.select(1, 1).isnan().all().item<bool>()) << got;

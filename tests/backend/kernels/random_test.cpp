@@ -16,22 +16,13 @@
 namespace {
 
 namespace ir = tonnx::ir;
-using tonnx::test::GraphBuilder;
-
-std::vector<at::Tensor> run_op(const std::string& op, std::vector<at::Tensor> inputs,
-                               std::vector<ir::Attr> attrs) {
-  GraphBuilder g;
-  std::vector<ir::Value*> in;
-  for (size_t i = 0; i < inputs.size(); ++i) in.push_back(g.in("x" + std::to_string(i)));
-  g.out(g.op(op, in, std::move(attrs)), "y");
-  return tonnx::backend::prepare(tonnx::model_to_proto(g.m), "CPU").run(inputs);
-}
+using tonnx::test::run_one_node;
 
 ir::AttrValue floats(double v) { return ir::AttrValue(static_cast<float>(v)); }
 
 TEST(BackendRandom, UniformStaysInItsRangeWithItsMean) {
   at::Tensor y =
-      run_op(
+      run_one_node(
           "RandomUniform", {},
           {{"shape", ir::AttrValue(ir::Ints{200, 500})}, {"low", floats(-2)}, {"high", floats(3)}})
           .at(0);
@@ -45,10 +36,10 @@ TEST(BackendRandom, UniformStaysInItsRangeWithItsMean) {
 
 TEST(BackendRandom, NormalLikeTakesTheInputsShapeAndItsOwnDtype) {
   at::Tensor x = torch::zeros({300, 400}, torch::kFloat);
-  at::Tensor y = run_op("RandomNormalLike", {x},
-                        {{"mean", floats(4)},
-                         {"scale", floats(2)},
-                         {"dtype", ir::AttrValue(int64_t{11})}})  // double
+  at::Tensor y = run_one_node("RandomNormalLike", {x},
+                              {{"mean", floats(4)},
+                               {"scale", floats(2)},
+                               {"dtype", ir::AttrValue(int64_t{11})}})  // double
                      .at(0);
   EXPECT_EQ(y.sizes(), x.sizes());
   EXPECT_EQ(y.scalar_type(), at::kDouble);
@@ -58,7 +49,7 @@ TEST(BackendRandom, NormalLikeTakesTheInputsShapeAndItsOwnDtype) {
 }
 
 TEST(BackendRandom, UniformLikeOfAnEmptyTensorIsEmpty) {
-  at::Tensor y = run_op("RandomUniformLike", {torch::zeros({0, 3})}, {}).at(0);
+  at::Tensor y = run_one_node("RandomUniformLike", {torch::zeros({0, 3})}, {}).at(0);
   EXPECT_EQ(y.sizes(), at::IntArrayRef({0, 3}));
 }
 
@@ -67,7 +58,7 @@ TEST(BackendRandom, BernoulliAtZeroAndOneIsCertain) {
   for (int64_t dtype : {int64_t{0}, int64_t{9}}) {  // the input's type; bool
     std::vector<ir::Attr> attrs;
     if (dtype) attrs.push_back({"dtype", ir::AttrValue(dtype)});
-    at::Tensor y = run_op("Bernoulli", {p}, attrs).at(0);
+    at::Tensor y = run_one_node("Bernoulli", {p}, attrs).at(0);
     EXPECT_EQ(y.scalar_type(), dtype ? at::kBool : at::kFloat);
     EXPECT_TRUE(at::equal(y.to(at::kFloat), p)) << "dtype " << dtype;
   }
@@ -76,10 +67,10 @@ TEST(BackendRandom, BernoulliAtZeroAndOneIsCertain) {
 TEST(BackendRandom, MultinomialNeverDrawsAClassOfProbabilityZero) {
   // Log-probabilities: class 1 has -inf (probability 0) in every row.
   at::Tensor x = torch::tensor({{0.f, -INFINITY, 1.f}, {2.f, -INFINITY, -1.f}});
-  at::Tensor y =
-      run_op("Multinomial", {x},
-             {{"sample_size", ir::AttrValue(int64_t{500})}, {"dtype", ir::AttrValue(int64_t{7})}})
-          .at(0);
+  at::Tensor y = run_one_node("Multinomial", {x},
+                              {{"sample_size", ir::AttrValue(int64_t{500})},
+                               {"dtype", ir::AttrValue(int64_t{7})}})
+                     .at(0);
   EXPECT_EQ(y.sizes(), at::IntArrayRef({2, 500}));
   EXPECT_EQ(y.scalar_type(), at::kLong);
   EXPECT_FALSE((y == 1).any().item<bool>());
@@ -87,10 +78,11 @@ TEST(BackendRandom, MultinomialNeverDrawsAClassOfProbabilityZero) {
 }
 
 TEST(BackendRandom, MultinomialOfNoRowsOrNoSamplesIsEmpty) {
-  at::Tensor y = run_op("Multinomial", {torch::zeros({0, 3})}, {}).at(0);
+  at::Tensor y = run_one_node("Multinomial", {torch::zeros({0, 3})}, {}).at(0);
   EXPECT_EQ(y.sizes(), at::IntArrayRef({0, 1}));
   EXPECT_EQ(y.scalar_type(), at::kInt);
-  y = run_op("Multinomial", {torch::zeros({2, 3})}, {{"sample_size", ir::AttrValue(int64_t{0})}})
+  y = run_one_node("Multinomial", {torch::zeros({2, 3})},
+                   {{"sample_size", ir::AttrValue(int64_t{0})}})
           .at(0);
   EXPECT_EQ(y.sizes(), at::IntArrayRef({2, 0}));
 }

@@ -20,26 +20,19 @@ namespace {
 namespace ir = tonnx::ir;
 using tonnx::test::expect_close;
 using tonnx::test::GraphBuilder;
+using tonnx::test::run_one_node;
 
 // One Reduce node at `opset`; axes an attribute below `axes_input_since`, else an input.
 at::Tensor reduce_op(const std::string& op, int opset, int axes_input_since, const at::Tensor& x,
                      const std::vector<int64_t>& axes, bool keep, bool noop = false) {
-  GraphBuilder g;
-  g.m.opsets = {{"", opset}};
-  std::vector<ir::Value*> in{g.in("x")};
   std::vector<ir::Attr> attrs{{"keepdims", ir::AttrValue(int64_t{keep})}};
   if (noop) attrs.push_back({"noop_with_empty_axes", ir::AttrValue(int64_t{1})});
-  std::vector<at::Tensor> inputs{x};
-  if (opset >= axes_input_since) {
-    if (!axes.empty()) {
-      in.push_back(g.in("axes"));
-      inputs.push_back(torch::tensor(axes, torch::kLong));
-    }
-  } else if (!axes.empty()) {
-    attrs.push_back({"axes", ir::AttrValue(ir::Ints(axes))});
-  }
-  g.out(g.op(op, in, attrs), "y");
-  return tonnx::backend::prepare(tonnx::model_to_proto(g.m), "CPU").run(inputs).at(0);
+  bool axes_input = opset >= axes_input_since && !axes.empty();
+  if (!axes_input && !axes.empty()) attrs.push_back({"axes", ir::AttrValue(ir::Ints(axes))});
+  std::vector<at::Tensor> inputs =
+      axes_input ? std::vector<at::Tensor>{x, torch::tensor(axes, torch::kLong)}
+                 : std::vector<at::Tensor>{x};
+  return run_one_node(op, inputs, attrs, 1, opset).at(0);
 }
 
 using Ref = std::function<at::Tensor(const at::Tensor&, at::IntArrayRef, bool)>;

@@ -113,7 +113,9 @@ ConvChoice choose_conv(const KernelSpec& s, const ConvLike& c, int64_t group,
     return r;
   }
   r.path = ConvChoice::Path::aten;
-  r.why += "; W is not a float 2-D initializer oneDNN can reorder";
+  r.why +=
+      "; W is not prepacked for ATen's oneDNN call (not a non-empty float 2-D initializer, "
+      "a LibTorch without oneDNN, or oneDNN refused it)";
   return r;
 }
 
