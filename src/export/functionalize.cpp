@@ -27,13 +27,6 @@ namespace tonnx::detail {
 namespace {
 namespace jit = torch::jit;
 
-std::string where(const jit::Node* n) {
-  auto* m = const_cast<jit::Node*>(n);
-  std::string s = n->kind().toQualString();
-  if (m->scope() && !m->scope()->isBlank()) s += " (scope " + m->scope()->namesFromRoot() + ")";
-  return s;
-}
-
 // The tensor arguments an op writes into (schema annotation Tensor(a!)).
 std::vector<size_t> written_args(const jit::Node* n) {
   std::vector<size_t> out;
@@ -93,8 +86,6 @@ void replace_uses_inside(jit::Value* old, jit::Value* nw, const jit::Node* n) {
   for (const jit::Use& u : std::vector<jit::Use>(old->uses()))
     if (read_inside(u, n)) u.user->replaceInput(u.offset, nw);
 }
-
-bool is_list(const jit::Value* v) { return v->type()->kind() == c10::TypeKind::ListType; }
 
 class Functionalizer {
  public:
@@ -156,7 +147,7 @@ class Functionalizer {
       // (A changed list's versions are in alias_ too, with the list as root: not views.)
       if ((n->kind() == c10::prim::ListUnpack || n->kind() == c10::aten::__getitem__) &&
           !n->inputs().empty() && alias_.count(n->input(0)) &&
-          !is_list(alias_.at(n->input(0)).root))
+          !is_list_value(alias_.at(n->input(0)).root))
         for (jit::Value* o : n->outputs()) alias_[o] = alias_.at(n->input(0));
       return;
     }
@@ -171,7 +162,7 @@ class Functionalizer {
   }
 
   [[noreturn]] void fail(const jit::Node* n, const std::string& what) const {
-    throw ExportError("ONNX export failed at " + where(n) + ": " + what);
+    throw ExportError("ONNX export failed at " + inplace_op_where(n) + ": " + what);
   }
 
   // Makes the view `s` again from `parent` (a newer version of what s viewed).

@@ -12,6 +12,7 @@
 #include <torch/csrc/jit/ir/ir.h>
 
 #include <memory>
+#include <string>
 
 namespace tonnx::detail {
 
@@ -28,5 +29,10 @@ bool is_list_write(const torch::jit::Node* n);
 // List mutations made into ops that return the list's new contents (list_mutations.cpp); run
 // by functionalize_inplace before the tensor writes.
 void rewrite_list_mutations(torch::jit::Graph& g, torch::jit::Block* b);
+
+// What the in-place pass and the list rewrite share (list_mutations.cpp): whether a value is a
+// list, and "op (scope S)", how their errors name a node.
+bool is_list_value(const torch::jit::Value* v);
+std::string inplace_op_where(const torch::jit::Node* n);
 
 }  // namespace tonnx::detail

@@ -12,22 +12,20 @@
 namespace tonnx::detail {
 namespace jit = torch::jit;
 
-namespace {
-bool list_typed(const jit::Value* v) { return v->type()->kind() == c10::TypeKind::ListType; }
+bool is_list_value(const jit::Value* v) { return v->type()->kind() == c10::TypeKind::ListType; }
 
-std::string list_op_where(const jit::Node* n) {
+std::string inplace_op_where(const jit::Node* n) {
   auto* m = const_cast<jit::Node*>(n);
   std::string s = n->kind().toQualString();
   if (m->scope() && !m->scope()->isBlank()) s += " (scope " + m->scope()->namesFromRoot() + ")";
   return s;
 }
-}  // namespace
 
 bool is_list_write(const jit::Node* n) {
   static const std::set<std::string> kWrites = {"aten::append",       "aten::_set_item",
                                                 "aten::add_",         "tonnx::list_insert",
                                                 "tonnx::list_delete", "tonnx::list_clear"};
-  return !n->inputs().empty() && list_typed(n->input(0)) && n->outputs().size() == 1 &&
+  return !n->inputs().empty() && is_list_value(n->input(0)) && n->outputs().size() == 1 &&
          kWrites.count(n->kind().toQualString());
 }
 
@@ -38,7 +36,7 @@ void rewrite_list_mutations(jit::Graph& g, jit::Block* b) {
   for (auto it = b->nodes().begin(); it != b->nodes().end();) {
     jit::Node* n = *it++;
     for (jit::Block* sub : n->blocks()) rewrite_list_mutations(g, sub);
-    if (n->inputs().empty() || !list_typed(n->input(0)) || is_list_write(n)) continue;
+    if (n->inputs().empty() || !is_list_value(n->input(0)) || is_list_write(n)) continue;
     const std::string k = n->kind().toQualString();
     jit::WithInsertPoint guard(n);
     auto twin = [&](const char* op, std::vector<jit::Value*> ins) {
@@ -65,8 +63,8 @@ void rewrite_list_mutations(jit::Graph& g, jit::Block* b) {
     } else if (const c10::FunctionSchema* s = n->maybeSchema()) {
       for (size_t i = 0; i < s->arguments().size() && i < n->inputs().size(); ++i) {
         const c10::AliasInfo* a = s->arguments()[i].alias_info();
-        if (a && a->isWrite() && list_typed(n->input(i)))
-          throw ExportError("ONNX export failed at " + list_op_where(n) +
+        if (a && a->isWrite() && is_list_value(n->input(i)))
+          throw ExportError("ONNX export failed at " + inplace_op_where(n) +
                             ": it changes a list in place, which tonnx follows for append, "
                             "insert, pop, del l[i], l[i] = x, +=, extend and clear only; build "
                             "a new list instead");
