@@ -3,7 +3,10 @@
 torchvision models come from torchvision (weights=None); the pytorch/examples models
 (DCGAN, SuperResolution, word_language_model) are defined here with the same structure.
 Prints export_s=SECONDS; `--test-data DIR` after the output also writes the inputs and
-torch's outputs as DIR/test_data_set_0/*.pb. Run with Debian's /usr/bin/python3 (where python3-torch loads).
+torch's outputs as DIR/test_data_set_0/*.pb, and the model's outputs computed in float64 (the
+model and its float inputs in double) as DIR/float64_reference/output_K.pb, the reference of
+the accuracy rule (tests/accuracy_rule.py). Run with Debian's /usr/bin/python3 (where
+python3-torch loads).
 """
 import math
 import sys
@@ -223,19 +226,32 @@ def build(name):
     return getattr(torchvision.models, name)(weights=None, **kwargs).eval()
 
 
-def write_test_data(directory, model, inputs):
-    """DIR/test_data_set_0/input_K.pb and output_K.pb (TensorProto): the inputs and torch's outputs."""
+def write_tensors(d, kind, tensors):
     import os
     from onnx import numpy_helper
+    os.makedirs(d, exist_ok=True)
+    for k, t in enumerate(tensors):
+        with open(os.path.join(d, f"{kind}_{k}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(t.numpy()).SerializeToString())
+
+
+def outputs_of(model, inputs):
     with torch.no_grad():
         outputs = model(*inputs)
-    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+    return outputs if isinstance(outputs, tuple) else (outputs,)
+
+
+def write_test_data(directory, model, inputs):
+    """DIR/test_data_set_0/input_K.pb and output_K.pb (TensorProto): the inputs and torch's
+    outputs; DIR/float64_reference/output_K.pb: the outputs in double."""
+    import copy
+    import os
     d = os.path.join(directory, "test_data_set_0")
-    os.makedirs(d, exist_ok=True)
-    for kind, tensors in (("input", inputs), ("output", outputs)):
-        for k, t in enumerate(tensors):
-            with open(os.path.join(d, f"{kind}_{k}.pb"), "wb") as f:
-                f.write(numpy_helper.from_array(t.numpy()).SerializeToString())
+    write_tensors(d, "input", inputs)
+    write_tensors(d, "output", outputs_of(model, inputs))
+    double = copy.deepcopy(model).double()
+    ref = outputs_of(double, [t.double() if t.is_floating_point() else t for t in inputs])
+    write_tensors(os.path.join(directory, "float64_reference"), "output", ref)
 
 
 def main():

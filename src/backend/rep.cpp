@@ -383,7 +383,7 @@ Rep prepare(ir::Model model, const std::string& device, const PrepareOptions& op
   });
   if (opts.optimize && !ir::has_subgraphs(g) && !has_gradient) {
     fold_constants(g, opset, false);
-    passes::fuse_for_cpu(g, opts.fold_batchnorm);
+    passes::fuse_for_cpu(g, opset, opts.fold_batchnorm);
   }
   build_plan(
       plan->graph, g, plan->model.opsets, {},

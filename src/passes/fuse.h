@@ -25,17 +25,29 @@ inline bool is_op(const ir::Node* n, const char* op) {
 inline constexpr const char* kFusedDomain = "ai.tonnx";
 
 // The activation a fused node applies in place after its main op: its "activation" string
-// attribute, parsed once by the kernel that serves the node.
-enum class FusedActivation { None, Relu, LeakyRelu, Sigmoid, Tanh };
+// attribute, parsed once by the kernel that serves the node, with its parameters in
+// activation_alpha (LeakyRelu, HardSigmoid), activation_beta (HardSigmoid) and
+// activation_min/activation_max (Clip). Swish is x * Sigmoid(x), as exporters write SiLU.
+enum class FusedActivation {
+  None,
+  Relu,
+  LeakyRelu,
+  Sigmoid,
+  Tanh,
+  Clip,
+  HardSigmoid,
+  HardSwish,
+  Swish
+};
 // nullopt for a name that is none of these ("" is None).
 std::optional<FusedActivation> parse_fused_activation(const std::string& name);
 
 // Rewrites Conv/ConvTranspose [+BN] [+Add] [+activation], BN + activation, Concat + BN
 // [+activation], Gemm + activation and MatMul + bias [+activation] chains and written-out GELUs
 // into fused nodes of kFusedDomain (fuse/for_cpu.cpp). Graphs with
-// subgraphs are left alone (a body may read an intermediate by name). Returns the number of chains
-// fused.
-size_t fuse_for_cpu(ir::Graph& g, bool fold_batchnorm);
+// subgraphs are left alone (a body may read an intermediate by name). `opset` is the graph's
+// default-domain opset. Returns the number of chains fused.
+size_t fuse_for_cpu(ir::Graph& g, int opset, bool fold_batchnorm);
 
 // GELU as both exporters write it in ONNX ops (exact, with Erf, or the tanh approximation)
 // -> ai.tonnx::Gelu(x) with approximate "none" or "tanh": ATen's gelu, which is what LibTorch

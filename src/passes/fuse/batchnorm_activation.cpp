@@ -1,5 +1,5 @@
 // BatchNormalization + act -> ai.tonnx::FusedBatchNorm, for one not fused into a convolution
-// (DenseNet's BN -> Relu before each one); act is Relu, LeakyRelu, Sigmoid or Tanh. Served by
+// (DenseNet's BN -> Relu before each one); act is one of walk.h's activation_after. Served by
 // backend/kernels/batchnorm.cpp ("FusedBatchNorm").
 #include "passes/fuse/walk.h"
 
@@ -7,13 +7,13 @@ namespace tonnx::passes::fuse {
 
 std::vector<ir::Node*> fuse_batchnorm_activation(Walk& w, ir::Node* n) {
   if (!plain_batchnorm(n)) return {};
-  ir::Node* next = w.sole_consumer(n->output());
-  auto act = activation(next);
+  auto act = activation_after(w, n->output());
   if (!act) return {};
-  std::vector<ir::Node*> chain{n, next};
-  std::vector<ir::Attr> attrs = *act;
+  std::vector<ir::Node*> chain{n};
+  chain.insert(chain.end(), act->nodes.begin(), act->nodes.end());
+  std::vector<ir::Attr> attrs = act->attrs;
   attrs.push_back({"epsilon", ir::AttrValue(n->attr_f("epsilon", 1e-5f))});
-  ir::Node* f = w.g.add_node("FusedBatchNorm", n->inputs(), attrs, 1, kFusedDomain, next);
+  ir::Node* f = w.g.add_node("FusedBatchNorm", n->inputs(), attrs, 1, kFusedDomain, chain.back());
   replace_chain(w.g, chain, f);
   return chain;
 }

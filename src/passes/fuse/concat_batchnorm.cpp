@@ -16,10 +16,9 @@ std::vector<ir::Node*> fuse_concat_batchnorm(Walk& w, ir::Node* n) {
   std::vector<ir::Node*> chain{n, bn};
   std::vector<ir::Attr> attrs{{"axis", ir::AttrValue(axis)},
                               {"epsilon", ir::AttrValue(bn->attr_f("epsilon", 1e-5f))}};
-  ir::Node* next = w.sole_consumer(bn->output());
-  if (auto act = activation(next)) {
-    chain.push_back(next);
-    attrs = concat(attrs, *act);
+  if (auto act = activation_after(w, bn->output())) {
+    chain.insert(chain.end(), act->nodes.begin(), act->nodes.end());
+    attrs = concat(attrs, act->attrs);
   }
   std::vector<ir::Value*> in(bn->inputs().begin() + 1, bn->inputs().end());
   in.insert(in.end(), n->inputs().begin(), n->inputs().end());

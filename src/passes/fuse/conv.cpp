@@ -1,6 +1,6 @@
 // Conv [+ BatchNormalization] [+ Add] [+ act] -> ai.tonnx::FusedConv, and ConvTranspose
-// [+ BatchNormalization] [+ act] -> ai.tonnx::FusedConv with transposed=1; act is Relu,
-// LeakyRelu, Sigmoid or Tanh. Served by backend/kernels/conv/conv.cpp ("FusedConv"). The
+// [+ BatchNormalization] [+ act] -> ai.tonnx::FusedConv with transposed=1; act is one of
+// walk.h's activation_after. Served by backend/kernels/conv/conv.cpp ("FusedConv"). The
 // BatchNormalization runs inside FusedConv; with fold_batchnorm it is folded into W and B
 // instead, as ONNX Runtime does: one pass less, but rounding differs (ResNet-50 on random
 // weights moved 1.8e-3 relative from LibTorch), so it is opt-in.
@@ -83,9 +83,9 @@ std::vector<ir::Node*> fuse_conv(Walk& w, ir::Node* n) {
     chain.push_back(add);
   }
   std::vector<ir::Attr> act;
-  if (auto a = activation(next())) {
-    chain.push_back(next());
-    act = *a;
+  if (auto a = activation_after(w, chain.back()->output())) {
+    chain.insert(chain.end(), a->nodes.begin(), a->nodes.end());
+    act = a->attrs;
   }
   if (chain.size() == 1) return {};
   std::vector<ir::Value*> in{n->input(0), n->input(1),

@@ -15,10 +15,9 @@ std::vector<ir::Node*> fuse_matmul_bias(Walk& w, ir::Node* n) {
   if (!is_float(bt) || bt->dim() != 1 || bt->size(0) != b->size(1)) return {};
   std::vector<ir::Node*> chain{n, add};
   std::vector<ir::Attr> attrs{{"batched", ir::AttrValue(int64_t{1})}};
-  ir::Node* next = w.sole_consumer(add->output());
-  if (auto a = activation(next)) {
-    chain.push_back(next);
-    attrs = concat(attrs, *a);
+  if (auto a = activation_after(w, add->output())) {
+    chain.insert(chain.end(), a->nodes.begin(), a->nodes.end());
+    attrs = concat(attrs, a->attrs);
   }
   ir::Node* f = w.g.add_node("FusedGemm", {n->input(0), n->input(1), bias}, attrs, 1, kFusedDomain,
                              chain.back());

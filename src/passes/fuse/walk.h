@@ -16,12 +16,13 @@ namespace tonnx::passes::fuse {
 // One walk of fuse_for_cpu over a graph.
 struct Walk {
   ir::Graph& g;
-  bool fold_batchnorm;  // fuse_for_cpu's argument
+  bool fold_batchnorm;  // fuse_for_cpu's arguments
+  int opset;            // of the default domain
   std::unordered_set<const ir::Value*> outputs;
   int counter = 0;  // names the initializers a fold writes
   // The node that alone reads v, when v is not a graph output (nullptr otherwise).
   ir::Node* sole_consumer(const ir::Value* v) const;
-  // The initializer v names, or nullptr.
+  // The initializer v names, or the tensor of the Constant node that makes v, or nullptr.
   const at::Tensor* constant(const ir::Value* v) const;
 };
 
@@ -36,8 +37,16 @@ bool plain_batchnorm(const ir::Node* bn);
 bool numpy_add(const ir::Node* add);
 // `n` reads `v` as its first input (X).
 bool reads_as_x(const ir::Node* n, const ir::Value* v);
-// The attributes that describe `n` as a fused activation, or nullopt.
-std::optional<std::vector<ir::Attr>> activation(const ir::Node* n);
+// An activation a fused node applies in place (passes::FusedActivation): its attributes and
+// the nodes it replaces.
+struct Activation {
+  std::vector<ir::Attr> attrs;
+  std::vector<ir::Node*> nodes;  // one, or Sigmoid then Mul for x * Sigmoid(x)
+};
+// The activation that alone reads `x` (a chain's last output), or nullopt: Relu, LeakyRelu,
+// Sigmoid, Tanh, HardSigmoid, HardSwish, Clip whose bounds are float constants, or
+// Mul(x, Sigmoid(x)) (SiLU as torch.onnx writes it), where x is read by those two alone.
+std::optional<Activation> activation_after(const Walk& w, const ir::Value* x);
 std::vector<ir::Attr> concat(std::vector<ir::Attr> a, const std::vector<ir::Attr>& b);
 // Replaces the chain (first to last, each reading the previous one's only output) by `fused`,
 // which computes the last node's output under its name.
