@@ -1,7 +1,10 @@
 // TorchScript files (torch.jit.trace / torch.jit.script from Debian's Python torch, written at
 // test time by tests/fixtures/make_torchscript.py) exported by tonnx, then run on tonnx's
 // backend and ONNX Runtime against torch's own outputs, on every data set of the fixture
-// (scripted fixtures have inputs that take different paths through If/Loop).
+// (scripted fixtures have inputs that take different paths through If/Loop). Modules compiled
+// from TorchScript source in C++ (Module::define) check what the export does to scripted graphs
+// beyond the symbolics: device types folded, prints dropped, attribute writes followed through
+// control flow, list outputs.
 #include <torch/script.h>
 
 #include <algorithm>
@@ -17,6 +20,7 @@
 #include "export/script_graph.h"
 #include "test_config.h"
 #include "error_of.h"
+#include "script_check.h"
 #include "test_util.h"
 #include "tonnx/backend.h"
 #include "tonnx/proto.h"
@@ -25,6 +29,7 @@
 namespace tonnx::test {
 namespace {
 namespace fs = std::filesystem;
+using torch::Tensor;
 
 std::string binary_dir() {
   const char* b = std::getenv("TONNX_BINARY_DIR");
@@ -672,6 +677,87 @@ TEST(TorchScript, CliExportWithTensorProtoInputs) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--inputs"), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(dir + "/x.onnx"));
+}
+
+// x.device.type (prim::type of prim::device) folds to the string "cpu" at export.
+TEST(TorchScript, DeviceType) {
+  expect_script_matches(R"(
+def forward(self, x):
+    if x.device.type == "cpu":
+        return x + 1.0
+    return x - 1.0
+)",
+                        {torch::randn({2, 3})}, "device_type");
+}
+
+// Attribute writes in an if and in a loop (torch.onnx's test_set_attr_* cases): the written
+// values are carried out of the branch and through the loop; a parameter, a tensor buffer and
+// an int counter; inputs that take the other branch and another trip count agree too.
+TEST(TorchScript, AttributeWritesInControlFlow) {
+  torch::manual_seed(0);
+  torch::jit::Module m("Stateful");
+  m.register_parameter("bias", torch::randn({4}), false);
+  m.register_attribute("scale", c10::TensorType::get(), torch::full({4}, 1.5));
+  m.register_attribute("count", c10::IntType::get(), int64_t{0});
+  m.define(R"(
+def forward(self, x, k):
+    if bool(x.sum() > 0):
+        self.scale = self.scale * 2.0
+    else:
+        self.count = self.count + 10
+    for i in range(int(k)):
+        self.count = self.count + 1
+        if i % 2 == 0:
+            self.bias = self.bias + x.mean(0)
+    return x * self.scale + self.bias + float(self.count)
+)");
+  std::vector<std::vector<Tensor>> sets = {{torch::rand({3, 4}) + 0.1, torch::tensor(3L)},
+                                           {-torch::rand({2, 4}) - 0.1, torch::tensor(4L)},
+                                           {torch::rand({5, 4}), torch::tensor(0L)}};
+  ExportOptions opt;
+  add_dynamic_axes(opt, "x", {0});
+  opt.input_names = {"x", "k"};
+  std::string path = temp_dir("attr_writes") + "/model.onnx";
+  export_model(m, sets[0], path, opt);
+  for (size_t i = 0; i < sets.size(); ++i) {
+    // forward changes the module's state: each reference runs on a fresh copy.
+    Tensor want = m.deepcopy().forward({sets[i][0], sets[i][1]}).toTensor();
+    expect_outputs_match(path, sets[i], {want}, "attr_writes_" + std::to_string(i));
+  }
+  EXPECT_EQ(m.attr("count").toInt(), 0);  // the caller's module is unchanged by the export
+}
+
+// print() and an unused tolist() in scripted code are side effects only: the export drops them
+// (torch.onnx's test_print_tensor_within_torch_nn_module).
+TEST(TorchScript, PrintAndUnusedTolistAreDropped) {
+  expect_script_matches(R"(
+def forward(self, x):
+    y = x[:, 0]
+    print("first column:", y, x.size(0))
+    _: List[float] = x[0].tolist()
+    return y * 2.0
+)",
+                        {torch::randn({4, 3})}, "print_tolist");
+}
+
+// A list an op returns (broadcast_tensors) as a graph output is a sequence of its items' dtype
+// (it was Float, which the checker rejected for int64 items); items of two dtypes are refused.
+TEST(TorchScript, ListOutputOfAnOpKeepsItsDtype) {
+  std::string src = R"(
+def forward(self, x, y) -> List[Tensor]:
+    return torch.broadcast_tensors(x, y)
+)";
+  expect_script_matches(src, {torch::randint(5, {4, 2, 1, 4}), torch::randint(5, {2, 3, 1})},
+                        "broadcast_list_int64");
+  torch::jit::Module m("Mixed");
+  m.define(src);
+  ExportOptions opt;
+  expect_error(
+      [&] {
+        export_model(m, {torch::randint(5, {2, 1}), torch::randn({3})},
+                     temp_dir("broadcast_mixed") + "/m.onnx", opt);
+      },
+      "holds tensors of Long and Float");
 }
 
 }  // namespace

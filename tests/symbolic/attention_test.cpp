@@ -1,4 +1,5 @@
-// Attention (src/symbolic/attention.cpp): LibTorch's native multi-head attention fast path.
+// Attention and sliding windows (src/symbolic/attention.cpp): LibTorch's native multi-head
+// attention fast path, Tensor.unfold and im2col (F::unfold).
 // Each case exports a small function and checks tonnx's backend and ONNX Runtime against
 // LibTorch eager.
 #include "symbolic_test.h"
@@ -30,6 +31,22 @@ TEST_P(AttentionSymbolic, NativeMultiHeadAttentionFastPath) {
                                                            proj_b, {}, false));
   };
   check(no_weights, {torch::randn({3, 5, e})}, "native_mha_no_weights");
+}
+
+// Where a symbolic has an opset-9 form too.
+class AttentionOps9 : public SymbolicTest<11> {};
+INSTANTIATE_TEST_SUITE_P(Opsets, AttentionOps9, ::testing::Values(9, 12, 17));
+
+TEST_P(AttentionOps9, UnfoldAndIm2col) {
+  Tensor x = torch::randn({2, 9, 3});
+  check([](Tensor x) { return x.unfold(1, 3, 2); }, {x}, "unfold");
+  check([](Tensor x) { return x.unfold(-1, 2, 1); }, {x}, "unfold_last");
+  Tensor img = torch::randn({1, 2, 6, 7});
+  check(
+      [](Tensor x) {
+        return F::unfold(x, F::UnfoldFuncOptions({2, 3}).stride(2).padding(1).dilation({1, 2}));
+      },
+      {img}, "im2col");
 }
 
 }  // namespace

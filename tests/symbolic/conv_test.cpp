@@ -1,8 +1,10 @@
 // Convolutions (src/symbolic/conv.cpp): conv1d/2d/3d with strides, pads, dilations,
-// groups and SAME padding, conv_transpose with output_padding, an empty batch.
+// groups and SAME padding, conv_transpose with output_padding, an empty batch; conv_tbc (and
+// lstm_cell) and the convolution entry points of scripted code, scripted from source.
 // Each exported and checked on tonnx's backend and ONNX Runtime against LibTorch eager, over
 // the opsets where the symbolics differ.
 #include "error_of.h"
+#include "script_check.h"
 #include "symbolic_test.h"
 #include "test_util.h"
 
@@ -57,6 +59,50 @@ TEST_P(ConvSymbolic, ConvEmptyBatch) {
   auto w = torch::randn({4, 3, 3, 3});
   expect_fn_matches([&](Tensor x) { return F::conv2d(x, w); }, {torch::randn({0, 3, 8, 8})},
                     opset(), "conv_empty");
+}
+
+class ConvParity : public SymbolicTest<11> {};
+INSTANTIATE_TEST_SUITE_P(Opsets, ConvParity, ::testing::Values(9, 11, 13, 17));
+
+TEST_P(ConvParity, ConvTbcAndLstmCell) {
+  check_script(R"(
+def forward(self, x, w, b):
+    return torch.conv_tbc(x, w, b, 1), torch.conv_tbc(x, w, b, 0)
+)",
+               {torch::randn({6, 2, 3}), torch::randn({3, 3, 4}), torch::randn({4})}, opset(),
+               "conv_tbc");
+  Tensor x = torch::randn({2, 3}), h = torch::randn({2, 5}), c = torch::randn({2, 5});
+  Tensor wi = torch::randn({20, 3}), wh = torch::randn({20, 5});
+  check_script(R"(
+def forward(self, x, h, c, wi, wh, bi, bh):
+    h1, c1 = torch.lstm_cell(x, [h, c], wi, wh, bi, bh)
+    h2, c2 = torch.lstm_cell(x, [h1, c1], wi, wh)
+    return h1, c1, h2, c2
+)",
+               {x, h, c, wi, wh, torch::randn({20}), torch::randn({20})}, opset(), "lstm_cell");
+}
+
+TEST(ConvScripted, ConvolutionEntryPoints) {
+  expect_script_matches(R"JIT(
+def forward(self, x, w, w1, w3):
+    a = torch.conv2d(x, w, None, [1, 1], [1, 1])
+    b = torch.convolution(x, w, None, [2, 1], [0, 1], [1, 1], False, [0, 0], 1)
+    c = torch.conv1d(x[0], w1)
+    d = torch.conv3d(x.unsqueeze(0), w3)
+    return a, b, c, d
+)JIT",
+                        {torch::randn({1, 2, 6, 7}), torch::randn({3, 2, 3, 3}),
+                         torch::randn({4, 6, 2}), torch::randn({2, 1, 2, 2, 2})},
+                        "script_conv");
+  expect_script_matches(R"JIT(
+def forward(self, x, w):
+    a = torch.conv_transpose2d(x, w, None, 2, 1)
+    b = torch.conv_transpose1d(x[:, :, 0], w[:, :, 0], None, 1)
+    c = torch.conv_transpose3d(x.unsqueeze(2), w.unsqueeze(2))
+    return a, b, c
+)JIT",
+                        {torch::randn({1, 2, 4, 5}), torch::randn({2, 3, 3, 3})},
+                        "script_conv_transpose");
 }
 
 }  // namespace

@@ -1,15 +1,15 @@
 // src/symbolic/numeric.cpp: each op exported at several opsets, tonnx's backend and ONNX
 // Runtime checked against LibTorch, with NaN and infinities, integers, broadcasting, negative
-// dims and empty tensors.
+// dims and empty tensors; the small ops of scripted code (conj_physical, lift, as_tensor, item,
+// is_floating_point, is_pinned) scripted from source.
+#include "script_check.h"
+#include "special_values.h"
+#include "symbolic_test.h"
 #include "test_util.h"
 
 namespace tonnx::test {
 namespace {
 using torch::Tensor;
-
-Tensor special() {
-  return torch::tensor({-2.5f, -0.f, 0.f, 0.5f, 3e38f, NAN, INFINITY, -INFINITY});
-}
 
 class Numeric : public ::testing::TestWithParam<int> {
  protected:
@@ -39,31 +39,6 @@ TEST_P(Numeric, NanToNum) {
         {special().to(torch::kDouble)}, "nan_to_num_double");
   check([](Tensor x) { return torch::nan_to_num(x) + 1; }, {torch::tensor({3L, -4L})},
         "nan_to_num_int");
-}
-
-// Found by a review: floor division as LibTorch computes it (not floor(a / b): 1.0 // 0.1
-// is 9), threshold and hardshrink keeping NaN, comparisons with a zero-dim tensor of
-// another type (it does not promote a tensor of the same category).
-TEST_P(Numeric, FloorDivisionNanEdgesAndZeroDimComparisons) {
-  Tensor a = torch::tensor({1.f, 2.f, 5.f, -7.5f, 0.f, -0.f, 3.f, NAN, INFINITY, 1.f, -2.f});
-  Tensor b = torch::tensor({.1f, .2f, -.5f, 2.f, 3.f, 3.f, 0.f, 1.f, 2.f, -INFINITY, .3f});
-  check([](Tensor x, Tensor y) { return torch::floor_divide(x, y); }, {a, b}, "floor_div_float");
-  check([](Tensor x, Tensor y) { return torch::div(x, y, "floor"); }, {a, b}, "div_floor_float");
-  check([](Tensor x, Tensor y) { return torch::div(x, y, "floor"); },
-        {torch::tensor(std::vector<int64_t>{-(int64_t{1} << 55) - 3, 7, -7, 0}),
-         torch::tensor(std::vector<int64_t>{5, -2, 2, 3})},
-        "div_floor_int64");
-  check([](Tensor x) { return torch::threshold(x, 0.1, 20.0); }, {special()}, "threshold_nan");
-  check([](Tensor x) { return torch::hardshrink(x, 0.5); }, {special()}, "hardshrink_nan");
-  check(
-      [](Tensor x, Tensor t) {
-        return std::vector<Tensor>{x > t, x == t, x <= t};
-      },
-      {torch::tensor({.1f, .2f, .05f}), torch::tensor(.1, torch::kDouble)}, "gt_zero_dim");
-  if (GetParam() >= 11)  // (Round: opset 11)
-    check([](Tensor i) { return torch::round(i); }, {torch::tensor({-3L, 0L, 7L})}, "round_int");
-  check([](Tensor u, Tensor lim) { return u > lim; },
-        {torch::tensor({0, 1, 255}, torch::kByte), torch::tensor(-1L)}, "gt_zero_dim_int");
 }
 
 class Numeric9 : public Numeric {};
@@ -98,54 +73,6 @@ TEST_P(Numeric9, Arithmetic) {
   check([](Tensor x) { return torch::nn::functional::tanhshrink(x); }, {special()}, "tanhshrink");
 }
 
-// 8- and 16-bit integer arithmetic wraps as LibTorch's does (ONNX's Add/Sub/Mul take these types
-// from opset 14; below, int32 and Mod); relu of integers (Relu takes them from opset 14).
-TEST_P(Numeric9, NarrowIntegersWrapAndReluOfIntegers) {
-  if (GetParam() < 10) return;  // the wrap needs Mod (opset 10)
-  for (auto dt : {torch::kByte, torch::kChar, torch::kShort}) {
-    Tensor a = torch::tensor({250, 3, 100, 0, 127}).to(dt);
-    Tensor b = torch::tensor({10, 5, 3, 1, 2}).to(dt);
-    std::string n = std::string("narrow_") + c10::toString(dt);
-    check([](Tensor x, Tensor y) { return x + y; }, {a, b}, n + "_add");
-    check([](Tensor x, Tensor y) { return x - y * 2; }, {a, b}, n + "_sub");
-    check([](Tensor x, Tensor y) { return y - x; }, {a, b}, n + "_rsub");
-    check([](Tensor x, Tensor y) { return x * y; }, {a, b}, n + "_mul");
-  }
-  check([](Tensor x) { return torch::relu(x); }, {torch::tensor({-3, 0, 7}, torch::kInt)},
-        "relu_int32");
-  check([](Tensor x) { return torch::relu(x); }, {torch::tensor({-3L, 4L})}, "relu_int64");
-}
-
-// Reductions and CumSum of bool, int8, uint8 and int16 (ONNX has no such ReduceSum/ReduceMax/
-// CumSum before opset 18): computed in int32 and cast back, wrapping as LibTorch does.
-TEST_P(Numeric9, NarrowIntegerReductions) {
-  for (auto dt : {torch::kByte, torch::kChar, torch::kShort}) {
-    Tensor a = torch::tensor({{100, 3, 127}, {90, -5, 0}}).to(dt);
-    std::string n = std::string("reduce_") + c10::toString(dt);
-    check(
-        [dt](Tensor x) {
-          return std::make_tuple(x.sum(dt), x.sum(1, true, dt), x.prod(0, false, dt));
-        },
-        {a}, n + "_sum_prod");
-    check(
-        [](Tensor x) {
-          return std::make_tuple(x.amax(1), x.max(), x.min(0), x.amin({0, 1}), x.argmax(),
-                                 x.argmin(1, true));
-        },
-        {a}, n + "_max_min");
-    if (GetParam() >= 11)  // (CumSum: opset 11)
-      check([dt](Tensor x) { return torch::cumsum(x, -1, dt); }, {a}, n + "_cumsum");
-  }
-  // any/all of uint8 give uint8 (0 or 1), as LibTorch does (the checker rejected them).
-  check([](Tensor x) { return std::make_tuple(x.any(1), x.all(-1), x.any(), x.all()); },
-        {torch::tensor({{0, 3, 0}, {0, 0, 0}, {1, 2, 255}}, torch::kByte)}, "any_all_uint8");
-  Tensor b = torch::tensor({{true, false, false}, {false, false, false}});
-  check([](Tensor x) { return std::make_tuple(x.max(), x.amin(1), x.max(0), x.min(1, true)); }, {b},
-        "reduce_bool_max_min");
-  check([](Tensor x) { return x.amax(0); }, {torch::zeros({0, 2}, torch::kBool).t()},
-        "reduce_bool_empty");
-}
-
 TEST_P(Numeric9, Products) {
   check([](Tensor x, Tensor y) { return torch::outer(x, y); },
         {torch::randn({4}), torch::randn({3})}, "outer");
@@ -174,67 +101,38 @@ TEST_P(Numeric9, ViewsAndNoOps) {
   check([](Tensor a) { return a.is_floating_point() ? a * 2 : a; }, {x}, "is_floating_point");
 }
 
-// scatter_add and scatter(reduce=) add or multiply at repeated indices: ScatterElements'
-// reduction (16). Before 16 a scatter keeps one write per index, so the export refuses.
-// Adding at repeated indices: ScatterElements' reduction from opset 16, a one-hot sum before.
-class Scatter16 : public Numeric {};
-INSTANTIATE_TEST_SUITE_P(Opsets, Scatter16, ::testing::Values(11, 13, 16, 17));
+class NumericParity : public SymbolicTest<11> {};
+INSTANTIATE_TEST_SUITE_P(Opsets, NumericParity, ::testing::Values(9, 11, 13, 17));
 
-TEST_P(Scatter16, RepeatedIndicesAccumulate) {
-  Tensor x = torch::randn({3, 4});
-  Tensor idx = torch::tensor({{0L, 1L, 2L, 0L}, {0L, 0L, 2L, 2L}});  // repeats along dim 0
-  Tensor src = torch::randn({2, 4});
-  check([](Tensor a, Tensor i, Tensor s) { return a.scatter_add(0, i, s); }, {x, idx, src},
-        "scatter_add");
-  check([](Tensor a, Tensor i, Tensor s) { return a.scatter_add(-1, i, s); },
-        {x, torch::tensor({{3L, 3L, 0L}, {1L, 1L, 1L}}), torch::randn({2, 3})},
-        "scatter_add_negative_dim");
-  check(
-      [](Tensor a, Tensor i, Tensor s) { return a.scatter_add(0, i, s); },
-      {torch::zeros({3}, torch::kLong), torch::tensor({0L, 0L, 2L}), torch::tensor({5L, -2L, 7L})},
-      "scatter_add_int");
-  check([](Tensor a, Tensor i, Tensor s) { return a.scatter(0, i, s, "add"); }, {x, idx, src},
-        "scatter_reduce_add");
-  // NaN and infinity reach only their own target; an index smaller than self in the other dim;
-  // a source larger than the index.
-  Tensor special = torch::tensor({{NAN, 1.f, INFINITY}, {2.f, -INFINITY, 3.f}});
-  check([](Tensor a, Tensor i, Tensor s) { return a.scatter_add(1, i, s); },
-        {torch::zeros({3, 4}), torch::tensor({{0L, 0L, 3L}, {2L, 1L, 1L}}), special},
-        "scatter_add_special");
-  check([](Tensor a, Tensor i, Tensor s) { return a.scatter_add(0, i, s); },
-        {torch::ones({4, 3}), torch::tensor({{3L}, {3L}}), torch::randn({3, 3})},
-        "scatter_add_small_index");
-  // index_put with accumulate=True: repeated and negative row indices, a NaN value, two index
-  // tensors (positions over two dims), a value broadcast over the rest.
-  check([](Tensor a, Tensor i, Tensor v) { return a.index_put({i}, v, /*accumulate=*/true); },
-        {torch::zeros({4, 3}), torch::tensor({1L, -1L, 1L, 3L}),
-         torch::tensor({{1.f, 2.f, 3.f}, {NAN, 1.f, 1.f}, {10.f, 20.f, 30.f}, {5.f, 5.f, 5.f}})},
-        "index_put_accumulate");
-  check(
-      [](Tensor a, Tensor i, Tensor j, Tensor v) {
-        return a.index_put({i, j}, v, /*accumulate=*/true);
-      },
-      {torch::ones({3, 4, 2}), torch::tensor({0L, 2L, 0L}), torch::tensor({1L, 3L, 1L}),
-       torch::tensor({4.f, -1.f})},
-      "index_put_accumulate_two");
-  if (GetParam() < 16) return;
-  check([](Tensor a, Tensor i, Tensor s) { return a.scatter(0, i, s, "multiply"); }, {x, idx, src},
-        "scatter_reduce_multiply");
-}
-
-TEST(NumericErrors, ScatterAddBeforeOpset11IsRefused) {
-  ExportOptions opt;
-  opt.opset_version = 10;
-  std::string dir = temp_dir("scatter_add_10");
-  try {
-    export_traceable(
-        make_traceable_fn([](Tensor a, Tensor i, Tensor s) { return a.scatter_add(0, i, s); }),
-        {torch::zeros({3}), torch::tensor({0L, 0L}), torch::ones({2})}, dir + "/m.onnx", opt);
-    ADD_FAILURE() << "scatter_add exported at opset 10";
-  } catch (const std::exception& e) {
-    EXPECT_NE(std::string(e.what()).find("aten::scatter_add"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("11"), std::string::npos) << e.what();
-  }
+TEST_P(NumericParity, SmallOps) {
+  Tensor x = torch::randn({2, 3});
+  check_script(R"(
+def forward(self, x, i):
+    a = torch.conj_physical(x) * 2
+    b = torch.lift(x) * torch.lift_fresh(x)
+    d = x.new_zeros([2, 3]).fill_(i[0])
+    e = torch.as_tensor(i, dtype=6) * 0.5
+    f = x * x[0, 1].item()
+    g, m = torch.native_dropout(x, 0.5, False)
+    l: List[int] = i.tolist()
+    return a, b, d, e, f, torch.fill(i, 7), g, m, x * l[1]
+)",
+               {x, torch::tensor({3L, -1L})}, opset(), "small_ops");
+  check_script(R"(
+def forward(self, x, s):
+    y = torch._reshape_from_tensor(x, s)
+    z = x.detach()
+    return y, z.data + 1
+)",
+               {torch::randn({2, 3, 4}), torch::tensor({4L, -1L})}, opset(), "reshape_from_tensor");
+  if (opset() < 11) return;  // the branches below are ONNX If (opset 11)
+  check_script(R"(
+def forward(self, x, i):
+    a = x * 2 if x.is_floating_point() else x
+    b = i * 2 if i.is_floating_point() or x.is_pinned() else i + 1
+    return a, b
+)",
+               {x, torch::tensor({3L, -1L})}, opset(), "type_predicates");
 }
 
 TEST(NumericErrors, MovedimNamesTheProblem) {

@@ -1,5 +1,6 @@
 // Pooling (src/symbolic/pool.cpp): max and average pooling with pads, dilation, ceil_mode and
-// indices, adaptive pools, and the errors for what ONNX cannot express.
+// indices, adaptive pools, in 1d, 2d and 3d (with 1d and 3d interpolation beside them), and the
+// errors for what ONNX cannot express.
 // Each exported and checked on tonnx's backend and ONNX Runtime against LibTorch eager, over
 // the opsets where the symbolics differ.
 #include "error_of.h"
@@ -185,6 +186,57 @@ TEST(AdaptivePool, NonDivisibleSizeIsAClearError) {
     EXPECT_NE(msg.find("aten::adaptive_avg_pool2d"), std::string::npos) << msg;
     EXPECT_NE(msg.find("from size 7 to 5"), std::string::npos) << msg;
   }
+}
+
+class PoolOps : public SymbolicTest<11> {};
+INSTANTIATE_TEST_SUITE_P(Opsets, PoolOps, ::testing::Values(11, 13, 17));
+
+TEST_P(PoolOps, PoolsAndInterpolationIn1dAnd3d) {
+  Tensor x1 = torch::randn({2, 3, 10}), x3 = torch::randn({1, 2, 4, 6, 6});
+  check([](Tensor x) { return torch::max_pool1d(x, 3, 2, 1) + torch::avg_pool1d(x, 3, 2, 1); },
+        {x1}, "pool1d");
+  check([](Tensor x) { return torch::max_pool3d(x, 2) + torch::avg_pool3d(x, 2); }, {x3}, "pool3d");
+  check([](Tensor x) { return torch::max_pool1d_with_indices(x, 2); }, {x1}, "pool1d_indices");
+  check([](Tensor x) { return torch::max_pool3d_with_indices(x, 2); }, {x3}, "pool3d_indices");
+  check(
+      [](Tensor x) {
+        return torch::adaptive_avg_pool1d(x, 5) + std::get<0>(torch::adaptive_max_pool1d(x, 5));
+      },
+      {x1}, "adaptive1d");
+  check(
+      [](Tensor x) {
+        return torch::adaptive_avg_pool3d(x, {2, 3, 1}) +
+               std::get<0>(torch::adaptive_max_pool3d(x, {2, 3, 1}));
+      },
+      {x3}, "adaptive3d");
+  namespace F = torch::nn::functional;
+  check(
+      [](Tensor x) {
+        return F::interpolate(
+            x, F::InterpolateFuncOptions().size(std::vector<int64_t>{15}).mode(torch::kNearest));
+      },
+      {x1}, "nearest1d");
+  check(
+      [](Tensor x) {
+        return F::interpolate(
+            x, F::InterpolateFuncOptions().size(std::vector<int64_t>{17}).mode(torch::kLinear));
+      },
+      {x1}, "linear1d");
+  check(
+      [](Tensor x) {
+        return F::interpolate(
+            x,
+            F::InterpolateFuncOptions().size(std::vector<int64_t>{5, 7, 9}).mode(torch::kNearest));
+      },
+      {x3}, "nearest3d");
+  check(
+      [](Tensor x) {
+        return F::interpolate(x, F::InterpolateFuncOptions()
+                                     .size(std::vector<int64_t>{5, 7, 9})
+                                     .mode(torch::kTrilinear)
+                                     .align_corners(true));
+      },
+      {x3}, "trilinear3d");
 }
 
 }  // namespace

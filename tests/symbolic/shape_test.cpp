@@ -1,8 +1,10 @@
 // Shapes (src/symbolic/shape.cpp): flatten, view and reshape of every dtype, and a reshape that
-// copies a non-contiguous input is not a view of it.
+// copies a non-contiguous input is not a view of it; unsqueeze at a dim computed at run time,
+// meshgrid, _shape_as_tensor and numel in scripted code.
 // Each exported and checked on tonnx's backend and ONNX Runtime against LibTorch eager, over
 // the opsets where the symbolics differ.
 #include "error_of.h"
+#include "script_check.h"
 #include "symbolic_test.h"
 #include "test_util.h"
 
@@ -80,6 +82,43 @@ TEST_P(ShapeSymbolic, ReshapeThatCopiesIsNotAView) {
         return std::vector<Tensor>{h, v};
       },
       {torch::randn({3, 4})}, opset(), "reshape_view");
+}
+
+// unsqueeze at a dim computed at run time (from a tensor's value): Unsqueeze's axes input,
+// negative dims counting from the output's end as in torch; below opset 13 a clear refusal.
+TEST(ShapeScripted, UnsqueezeAtRunTimeDim) {
+  const char* source = R"(
+def forward(self, x, k):
+    return torch.unsqueeze(x, int(k)) * 2.0
+)";
+  ExportOptions opt;
+  opt.opset_version = 13;
+  for (int64_t k : {-1, 0, 2, -3})
+    test::expect_script_matches(source, {torch::randn({2, 3}), torch::tensor(k)}, opt,
+                                "unsqueeze_runtime_dim");
+  opt.opset_version = 11;
+  torch::jit::Module m("Scripted");
+  m.define(source);
+  try {
+    export_model(m, {torch::randn({2, 3}), torch::tensor(int64_t{1})},
+                 temp_dir("unsqueeze_runtime_dim_11") + "/model.onnx", opt);
+    FAIL() << "opset 11 cannot unsqueeze at a run-time dim";
+  } catch (const ExportError& e) {
+    EXPECT_NE(std::string(e.what()).find("opset 13"), std::string::npos) << e.what();
+  }
+}
+
+// meshgrid (both indexings), _shape_as_tensor and numel: torchvision's detection models.
+TEST(ShapeScripted, MeshgridShapeAsTensorNumel) {
+  expect_script_matches(R"JIT(
+def forward(self, a, b, c):
+    g1 = torch.meshgrid([a, b, c], indexing="ij")
+    g2 = torch.meshgrid([a, b], indexing="xy")
+    s = torch._shape_as_tensor(c.unsqueeze(0))
+    return g1[0] + g1[1] * 2 + g1[2] * 3, g2[0] - g2[1], s, a.numel() + c.numel()
+)JIT",
+                        {torch::randn({3}), torch::randn({4}), torch::arange(2).to(torch::kFloat)},
+                        "script_meshgrid");
 }
 
 }  // namespace

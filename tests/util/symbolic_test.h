@@ -1,6 +1,7 @@
 // The fixture of the symbolic tests (tests/symbolic/): one run per opset (the test's
 // parameter), LibTorch's generator seeded with Seed, and check(), which exports a function at
-// that opset and compares tonnx's backend and ONNX Runtime with LibTorch eager.
+// that opset and compares tonnx's backend and ONNX Runtime with LibTorch eager. A test file may
+// hold several fixtures, one per seed and list of opsets that its tests use.
 #pragma once
 
 #include <gtest/gtest.h>
