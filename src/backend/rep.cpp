@@ -11,6 +11,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "backend/schemas.h"
 #include "backend/validate.h"
 #include "backend/arena.h"
 #include "backend/kernels/kernel.h"
@@ -206,8 +207,13 @@ void build_plan(SubPlan& p, const ir::Graph& g, const std::vector<ir::OpsetImpor
         kernel_fail(n, e.what());
       }
     } else {
+      // From opset 18, the op's version too: which one tonnx lacks.
+      int version =
+          n.domain().empty() && op_opset > 17 ? semantic_version(n.op_type(), op_opset) : -1;
       missing.push_back((n.domain().empty() ? "" : n.domain() + "::") + n.op_type() + " (opset " +
-                        std::to_string(op_opset) + ")");
+                        std::to_string(op_opset) +
+                        (version > 17 ? ": " + n.op_type() + "-" + std::to_string(version) : "") +
+                        ")");
       continue;
     }
     for (const ir::Value* o : n.outputs()) s.out.push_back(o->name().empty() ? -1 : slot_of(o));

@@ -1,14 +1,20 @@
 // Validation of a model before any kernel sees it, from ONNX's own operator schemas (libonnx's
-// OpSchemaRegistry): the opsets it imports, and for every node of an ONNX domain (subgraphs
-// included) its input and output counts, required inputs, required attributes and attribute
-// types; graph-level facts (named, unique inputs and outputs, one producer per value). Kernels
-// then check only data-dependent facts (indices, counts, sizes against their tensors).
+// OpSchemaRegistry up to opset 17; for ai.onnx opsets 18 to 23 the table of schemas.h, taken
+// from ONNX's specification): the opsets it imports, and for every node of an ONNX domain
+// (subgraphs included) its input and output counts, required inputs, required attributes and
+// attribute types; graph-level facts (named, unique inputs and outputs, one producer per value).
+// Kernels then check only data-dependent facts (indices, counts, sizes against their tensors).
 #include <onnx/defs/schema.h>
 
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
+#include "backend/schemas.h"
 #include "backend/validate.h"
 
 namespace tonnx::backend {
@@ -80,6 +86,82 @@ const char* type_name(onnx::AttributeProto::AttributeType t) {
   }
 }
 
+// What validation reads of one op-version's schema, from libonnx or from the 18-23 table.
+struct SchemaView {
+  int since = 0;
+  bool deprecated = false;
+  int min_in = 0, max_in = 0, min_out = 0, max_out = 0;
+  std::vector<std::pair<std::string, bool>> inputs;  // name, optional
+  std::map<std::string, std::pair<onnx::AttributeProto::AttributeType, bool>> attrs;  // required
+};
+
+onnx::AttributeProto::AttributeType proto_type(OpSchemaData::AttrType t) {
+  using A = OpSchemaData::AttrType;
+  switch (t) {
+    case A::Int:
+      return onnx::AttributeProto::INT;
+    case A::Float:
+      return onnx::AttributeProto::FLOAT;
+    case A::String:
+      return onnx::AttributeProto::STRING;
+    case A::Tensor:
+      return onnx::AttributeProto::TENSOR;
+    case A::Graph:
+      return onnx::AttributeProto::GRAPH;
+    case A::Ints:
+      return onnx::AttributeProto::INTS;
+    case A::Floats:
+      return onnx::AttributeProto::FLOATS;
+    case A::Strings:
+      return onnx::AttributeProto::STRINGS;
+    case A::SparseTensor:
+      return onnx::AttributeProto::SPARSE_TENSOR;
+    case A::TypeProto:
+      return onnx::AttributeProto::TYPE_PROTO;
+    case A::Graphs:
+      return onnx::AttributeProto::GRAPHS;
+    case A::Tensors:
+      return onnx::AttributeProto::TENSORS;
+  }
+  return onnx::AttributeProto::UNDEFINED;
+}
+
+std::optional<SchemaView> view_of(const OpSchemaData* d) {
+  if (!d) return std::nullopt;
+  SchemaView v{
+      d->since, d->deprecated, d->min_inputs, d->max_inputs, d->min_outputs, d->max_outputs, {},
+      {}};
+  for (const auto& f : d->inputs) v.inputs.push_back({f.name, f.optional});
+  for (const auto& a : d->attrs) v.attrs[a.name] = {proto_type(a.type), a.required};
+  return v;
+}
+
+std::optional<SchemaView> view_of(const onnx::OpSchema* s) {
+  if (!s) return std::nullopt;
+  SchemaView v{s->SinceVersion(),
+               s->Deprecated(),
+               s->min_input(),
+               s->max_input(),
+               s->min_output(),
+               s->max_output(),
+               {},
+               {}};
+  for (const auto& f : s->inputs())
+    v.inputs.push_back({f.GetName(), f.GetOption() == onnx::OpSchema::Optional});
+  for (const auto& [name, a] : s->attributes()) v.attrs[name] = {a.type, a.required};
+  return v;
+}
+
+// The schema of `op` at `version` of `domain`: the 18-23 table's for ai.onnx from opset 18,
+// else libonnx's.
+std::optional<SchemaView> schema_of(const std::string& op, int version, const std::string& domain) {
+  if (domain.empty() && version > 17) {
+    if (auto v = view_of(schema_18_23(op, version))) return v;
+    version = 17;
+  }
+  return view_of(onnx::OpSchemaRegistry::Schema(op, version, domain));
+}
+
 class Validator {
  public:
   explicit Validator(const std::vector<ir::OpsetImport>& opsets) : opsets_(opsets) {}
@@ -126,45 +208,42 @@ class Validator {
     if (version < 0)
       throw BackendError(n, "the model imports no opset for domain '" +
                                 (n.domain().empty() ? std::string("ai.onnx") : n.domain()) + "'");
-    const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(n.op_type(), version, n.domain());
+    std::optional<SchemaView> s = schema_of(n.op_type(), version, n.domain());
     if (!s)
       throw BackendError(n, "'" + n.op_type() + "' is not an operator of " +
                                 (n.domain().empty() ? std::string("ai.onnx") : n.domain()) +
                                 " at opset " + std::to_string(version));
-    if (s->Deprecated())
+    if (s->deprecated)
       throw BackendError(n, "'" + n.op_type() + "' is deprecated at opset " +
                                 std::to_string(version) + "; use the operator that replaced it");
+    std::string name = n.op_type() + "-" + std::to_string(s->since);
     int n_in = static_cast<int>(n.inputs().size());
-    if (n_in < s->min_input() || n_in > s->max_input())
-      throw BackendError(n, "has " + std::to_string(n_in) + " input(s); " + n.op_type() + "-" +
-                                std::to_string(s->SinceVersion()) + " takes " +
-                                range(s->min_input(), s->max_input()));
-    const auto& formals = s->inputs();
-    for (int i = 0; i < n_in && i < static_cast<int>(formals.size()); ++i) {
+    if (n_in < s->min_in || n_in > s->max_in)
+      throw BackendError(n, "has " + std::to_string(n_in) + " input(s); " + name + " takes " +
+                                range(s->min_in, s->max_in));
+    for (int i = 0; i < n_in && i < static_cast<int>(s->inputs.size()); ++i) {
       if (n.input(i)) continue;
-      if (formals[i].GetOption() != onnx::OpSchema::Optional)
-        throw BackendError(n, "input " + std::to_string(i) + " ('" + formals[i].GetName() +
+      if (!s->inputs[i].second)
+        throw BackendError(n, "input " + std::to_string(i) + " ('" + s->inputs[i].first +
                                   "') is required but empty");
     }
     int n_out = static_cast<int>(n.outputs().size());
-    if (n_out < s->min_output() || n_out > s->max_output())
-      throw BackendError(n, "has " + std::to_string(n_out) + " output(s); " + n.op_type() + "-" +
-                                std::to_string(s->SinceVersion()) + " makes " +
-                                range(s->min_output(), s->max_output()));
-    const auto& attrs = s->attributes();
+    if (n_out < s->min_out || n_out > s->max_out)
+      throw BackendError(n, "has " + std::to_string(n_out) + " output(s); " + name + " makes " +
+                                range(s->min_out, s->max_out));
     for (const ir::Attr& a : n.attrs()) {
-      auto it = attrs.find(a.name);
-      if (it == attrs.end())
-        throw BackendError(n, "has an attribute '" + a.name + "' that " + n.op_type() + "-" +
-                                  std::to_string(s->SinceVersion()) + " does not define");
-      onnx::AttributeProto::AttributeType want = it->second.type;
+      auto it = s->attrs.find(a.name);
+      if (it == s->attrs.end())
+        throw BackendError(n,
+                           "has an attribute '" + a.name + "' that " + name + " does not define");
+      onnx::AttributeProto::AttributeType want = it->second.first;
       if (proto_type(a.value.kind()) != want)
         throw BackendError(n, "attribute '" + a.name + "' must be " + type_name(want) + ", got " +
                                   type_name(proto_type(a.value.kind())));
     }
-    for (const auto& [name, attr] : attrs)
-      if (attr.required && !n.has_attr(name))
-        throw BackendError(n, "the required attribute '" + name + "' is missing");
+    for (const auto& [attr_name, attr] : s->attrs)
+      if (attr.second && !n.has_attr(attr_name))
+        throw BackendError(n, "the required attribute '" + attr_name + "' is missing");
     if (n.domain().empty()) {
       std::string legacy = legacy_semantics(n);
       if (!legacy.empty())
@@ -197,7 +276,7 @@ void validate_model(const ir::Model& m) {
     std::string shown = o.domain.empty() ? "ai.onnx" : o.domain;
     auto r = ranges.find(o.domain);
     int lo = o.domain.empty() ? kMinDefaultOpset : (r == ranges.end() ? 1 : r->second.first);
-    int hi = r == ranges.end() ? lo : r->second.second;
+    int hi = o.domain.empty() ? kMaxDefaultOpset : (r == ranges.end() ? lo : r->second.second);
     if (o.version < lo || o.version > hi)
       throw std::invalid_argument("the model imports " + shown + " opset " +
                                   std::to_string(o.version) + "; tonnx's backend runs opsets " +

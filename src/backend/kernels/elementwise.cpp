@@ -145,6 +145,18 @@ TONNX_KERNEL("Pow", 1, kAnyOpset, binary(pow_));
 TONNX_KERNEL("And", 1, kAnyOpset, binary(and_, false));
 TONNX_KERNEL("Or", 1, kAnyOpset, binary(or_, false));
 TONNX_KERNEL("Xor", 1, kAnyOpset, binary(xor_, false));
+// Opset 18's bitwise ops, on integer tensors (ONNX defines them for the integer types only).
+at::Tensor bitwise_and(const at::Tensor& a, const at::Tensor& b) { return at::bitwise_and(a, b); }
+at::Tensor bitwise_or(const at::Tensor& a, const at::Tensor& b) { return at::bitwise_or(a, b); }
+at::Tensor bitwise_xor(const at::Tensor& a, const at::Tensor& b) { return at::bitwise_xor(a, b); }
+at::Tensor bitwise_not(const at::Tensor& a) { return at::bitwise_not(a); }
+TONNX_KERNEL("BitwiseAnd", 18, kAnyOpset, binary(bitwise_and));
+TONNX_KERNEL("BitwiseOr", 18, kAnyOpset, binary(bitwise_or));
+TONNX_KERNEL("BitwiseXor", 18, kAnyOpset, binary(bitwise_xor));
+TONNX_KERNEL("BitwiseNot", 18, kAnyOpset, unary(bitwise_not));
+// Mish (opset 18): x * tanh(softplus(x)), ATen's mish.
+at::Tensor mish(const at::Tensor& x) { return at::mish(x); }
+TONNX_KERNEL("Mish", 18, kAnyOpset, unary(mish));
 // Equal compares string tensors too (string.cpp).
 TONNX_KERNEL("Equal", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
@@ -231,9 +243,9 @@ TONNX_KERNEL("Clip", 11, kAnyOpset, [](const KernelSpec&) -> Kernel {
   };
 });
 
-// ai.tonnx::Gelu(X), approximate "none" or "tanh": GELU written out in ONNX ops, recognised
-// at prepare (passes/fuse/gelu.cpp), as one call of ATen's gelu.
-TONNX_KERNEL_DOMAIN("Gelu", passes::kFusedDomain, 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
+// Gelu (opset 20), and ai.tonnx::Gelu: GELU written out in ONNX ops, recognised at prepare
+// (passes/fuse/gelu.cpp). X, approximate "none" or "tanh": one call of ATen's gelu.
+Kernel gelu(const KernelSpec& s) {
   const ir::Node& n = s.node;
   if (n.inputs().size() != 1 || !n.input(0) || n.outputs().size() != 1)
     kernel_fail(n, "takes X and 1 output, got " + std::to_string(n.inputs().size()) +
@@ -246,7 +258,9 @@ TONNX_KERNEL_DOMAIN("Gelu", passes::kFusedDomain, 1, kAnyOpset, [](const KernelS
     if (!at::isFloatingType(x.scalar_type())) kernel_fail(n, "X must be a float tensor");
     return {at::gelu(x, approximate)};
   };
-});
+}
+TONNX_KERNEL("Gelu", 20, kAnyOpset, gelu);
+TONNX_KERNEL_DOMAIN("Gelu", passes::kFusedDomain, 1, kAnyOpset, gelu);
 
 }  // namespace
 }  // namespace tonnx::backend

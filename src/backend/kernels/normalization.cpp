@@ -1,5 +1,6 @@
 // Normalization kernels but BatchNormalization's (batchnorm.cpp): LayerNormalization,
-// InstanceNormalization, LRN, MeanVarianceNormalization.
+// InstanceNormalization, LRN, MeanVarianceNormalization, GroupNormalization (21) and
+// RMSNormalization (23).
 #include "backend/kernels/kernel.h"
 
 namespace tonnx::backend {
@@ -74,6 +75,58 @@ TONNX_KERNEL("MeanVarianceNormalization", 9, kAnyOpset, [](const KernelSpec& s) 
     at::Tensor centered = xd - xd.mean(axes, true);
     at::Tensor sd = at::sqrt(centered.pow(2).mean(axes, true));
     return {(centered / (sd + 1e-9)).to(x.scalar_type())};
+  };
+});
+
+// GroupNormalization-21: X [N, C, ...], scale and bias [C]; statistics per group of C /
+// num_groups channels, computed in float (stash_type 1) as ATen's group_norm does. (Version 18,
+// with scale and bias per group, is deprecated by ONNX: validation refuses it.)
+TONNX_KERNEL("GroupNormalization", 21, kAnyOpset, [](const KernelSpec& s) -> Kernel {
+  const ir::Node& n = s.node;
+  int64_t groups = n.attr_i("num_groups", 0);
+  double eps = n.attr_f("epsilon", 1e-5f);
+  if (groups < 1) kernel_fail(n, "num_groups must be >= 1, got " + std::to_string(groups));
+  if (n.attr_i("stash_type", 1) != 1)
+    kernel_fail(n, "stash_type " + std::to_string(n.attr_i("stash_type", 1)) +
+                       " is not implemented by tonnx's backend; only 1 (float)");
+  return [&n, groups, eps](const Tensors& in) -> Tensors {
+    const at::Tensor& x = in.at(0);
+    if (x.dim() < 2) kernel_fail(n, "X must be [N, C, ...], got rank " + std::to_string(x.dim()));
+    int64_t c = x.size(1);
+    if (c % groups != 0)
+      kernel_fail(n, "X's " + std::to_string(c) + " channels do not divide into " +
+                         std::to_string(groups) + " groups");
+    for (size_t i = 1; i < 3; ++i)
+      if (in.at(i).dim() != 1 || in[i].size(0) != c)
+        kernel_fail(n, std::string(i == 1 ? "scale" : "bias") + " must be [" + std::to_string(c) +
+                           "] (one per channel), got " + c10::str(in[i].sizes()));
+    at::ScalarType t = x.scalar_type();
+    at::Tensor xf = t == at::kDouble ? x : x.to(at::kFloat);
+    at::Tensor y = at::group_norm(xf, groups, in[1].to(xf.scalar_type()),
+                                  in[2].to(xf.scalar_type()), eps, /*cudnn_enabled=*/false);
+    return {y.to(t)};
+  };
+});
+
+// RMSNormalization-23: X / sqrt(mean(X^2 over the axes from `axis` on) + epsilon) * scale, as
+// ONNX's function body computes it: in float (stash_type 1), cast back, then the scale.
+TONNX_KERNEL("RMSNormalization", 23, kAnyOpset, [](const KernelSpec& s) -> Kernel {
+  const ir::Node& n = s.node;
+  int64_t axis = n.attr_i("axis", -1);
+  double eps = n.attr_f("epsilon", 1e-5f);
+  if (n.attr_i("stash_type", 1) != 1)
+    kernel_fail(n, "stash_type " + std::to_string(n.attr_i("stash_type", 1)) +
+                       " is not implemented by tonnx's backend; only 1 (float)");
+  return [&n, axis, eps](const Tensors& in) -> Tensors {
+    const at::Tensor& x = in.at(0);
+    int64_t a = norm_axis(n, axis, x.dim());
+    std::vector<int64_t> dims;
+    for (int64_t d = a; d < x.dim(); ++d) dims.push_back(d);
+    at::ScalarType t = x.scalar_type();
+    at::Tensor xf = t == at::kDouble ? x : x.to(at::kFloat);
+    at::Tensor rms = at::sqrt((xf * xf).mean(dims, /*keepdim=*/true) + eps);
+    at::Tensor normalized = (xf * at::reciprocal(rms)).to(t);
+    return {normalized * in.at(1).to(t)};
   };
 });
 

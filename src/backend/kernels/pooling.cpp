@@ -194,6 +194,11 @@ TONNX_KERNEL("MaxPool", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
 TONNX_KERNEL("AveragePool", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   ConvLike c = parse_pool(n);
+  for (int64_t d : c.dilations)
+    if (d != 1)
+      kernel_fail(n,
+                  "dilations other than 1 (AveragePool-19) are not implemented by tonnx's "
+                  "backend");
   bool include_pad = n.attr_i("count_include_pad", 0) != 0;
   bool in_b = s.blocked_input(0), out_b = s.blocked_out;
   return [c, &n, include_pad, in_b, out_b](const Tensors& in) -> Tensors {

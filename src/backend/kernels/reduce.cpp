@@ -6,31 +6,47 @@ namespace {
 
 using Reducer = std::function<at::Tensor(const at::Tensor&, const std::vector<int64_t>&, bool)>;
 
-// Axes are an attribute before opset 18 (13 for ReduceSum) and an optional input after.
-KernelFactory reduce(Reducer f, int axes_input_since) {
-  return [f, axes_input_since](const KernelSpec& s) -> Kernel {
+using Unary = at::Tensor (*)(const at::Tensor&);
+at::Tensor same(const at::Tensor& x) { return x; }
+
+// Axes are an attribute before opset 18 (13 for ReduceSum) and an optional input after. With
+// noop_with_empty_axes and no axes, the reduction is over no axis: `none` (the op's steps
+// other than the sum: |x| for ReduceL1, log(x) for ReduceLogSum, ...), as ONNX states it.
+KernelFactory reduce(Reducer f, int axes_input_since, Unary none = same) {
+  return [f, axes_input_since, none](const KernelSpec& s) -> Kernel {
     const ir::Node& n = s.node;
     bool keep = n.attr_i("keepdims", 1) != 0;
     bool noop_empty = n.attr_i("noop_with_empty_axes", 0) != 0;
     bool axes_from_input = s.opset >= axes_input_since;
     std::vector<int64_t> attr_axes = n.attr_ints("axes");
-    return [f, keep, noop_empty, axes_from_input, attr_axes, &n](const Tensors& in) -> Tensors {
-      const at::Tensor& x = in.at(0);
-      std::vector<int64_t> axes = attr_axes;
-      if (axes_from_input)
-        axes = in.size() > 1 && in[1].defined() ? to_int_vector(in[1]) : std::vector<int64_t>{};
-      if (axes.empty()) {
-        if (noop_empty) return {x};
-        for (int64_t i = 0; i < x.dim(); ++i) axes.push_back(i);
-      }
-      for (auto& a : axes) a = norm_axis(n, a, x.dim());
-      std::sort(axes.begin(), axes.end());
-      axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
-      if (x.dim() == 0) return {f(x, {}, keep)};
-      return {f(x, axes, keep)};
-    };
+    return
+        [f, none, keep, noop_empty, axes_from_input, attr_axes, &n](const Tensors& in) -> Tensors {
+          const at::Tensor& x = in.at(0);
+          std::vector<int64_t> axes = attr_axes;
+          if (axes_from_input)
+            axes = in.size() > 1 && in[1].defined() ? to_int_vector(in[1]) : std::vector<int64_t>{};
+          if (axes.empty()) {
+            if (noop_empty) return {none(x)};
+            for (int64_t i = 0; i < x.dim(); ++i) axes.push_back(i);
+          }
+          for (auto& a : axes) a = norm_axis(n, a, x.dim());
+          std::sort(axes.begin(), axes.end());
+          axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+          if (x.dim() == 0) return {f(x, {}, keep)};
+          return {f(x, axes, keep)};
+        };
   };
 }
+
+// Over no axis (noop_with_empty_axes): what is left of each op without its sum.
+at::Tensor abs_of(const at::Tensor& x) { return at::abs(x); }
+at::Tensor l2_of(const at::Tensor& x) {
+  at::Tensor xf = at::isFloatingType(x.scalar_type()) ? x : x.to(at::kDouble);
+  return at::sqrt(xf * xf).to(x.scalar_type());
+}
+at::Tensor square_of(const at::Tensor& x) { return x * x; }
+at::Tensor log_of(const at::Tensor& x) { return at::log(x); }
+at::Tensor log_exp_of(const at::Tensor& x) { return at::log(at::exp(x)); }
 
 at::Tensor amax_or_empty(const at::Tensor& x, const std::vector<int64_t>& a, bool k, bool is_max) {
   // ATen refuses max over an empty dim; ONNX Runtime returns -inf/+inf (the identity).
@@ -84,29 +100,29 @@ TONNX_KERNEL("ReduceProd", 1, kAnyOpset,
 TONNX_KERNEL("ReduceL1", 1, kAnyOpset,
              reduce([](const at::Tensor& x, const std::vector<int64_t>& a,
                        bool k) { return at::sum(at::abs(x), a, k, x.scalar_type()); },
-                    18));
+                    18, abs_of));
 TONNX_KERNEL("ReduceL2", 1, kAnyOpset,
              reduce(
                  [](const at::Tensor& x, const std::vector<int64_t>& a, bool k) {
                    at::Tensor xf = at::isFloatingType(x.scalar_type()) ? x : x.to(at::kDouble);
                    return at::sqrt(at::sum(xf * xf, a, k)).to(x.scalar_type());
                  },
-                 18));
+                 18, l2_of));
 TONNX_KERNEL("ReduceSumSquare", 1, kAnyOpset,
              reduce([](const at::Tensor& x, const std::vector<int64_t>& a,
                        bool k) { return at::sum(x * x, a, k, x.scalar_type()); },
-                    18));
+                    18, square_of));
 TONNX_KERNEL("ReduceLogSum", 1, kAnyOpset,
              reduce([](const at::Tensor& x, const std::vector<int64_t>& a,
                        bool k) { return at::log(at::sum(x, a, k)); },
-                    18));
+                    18, log_of));
 TONNX_KERNEL("ReduceLogSumExp", 1, kAnyOpset,
              reduce(
                  [](const at::Tensor& x, const std::vector<int64_t>& a, bool k) {
                    if (x.numel() == 0) return at::log(at::sum(at::exp(x), a, k));
                    return at::logsumexp(x, a, k);
                  },
-                 18));
+                 18, log_exp_of));
 
 KernelFactory arg_reduce(bool is_max) {
   return [is_max](const KernelSpec& s) -> Kernel {

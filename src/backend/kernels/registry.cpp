@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "backend/kernels/kernel.h"
+#include "backend/schemas.h"
 
 namespace tonnx::backend {
 namespace {
@@ -20,6 +21,35 @@ struct Registry {
 Registry& registry() {
   static Registry r;
   return r;
+}
+
+// The ai.onnx ops whose kernels implement a version from 18 on although registered at an older
+// one (one kernel serves them all): the newest version each implements. A kernel registered
+// before 18 and not listed here implements the versions up to 17 only: a model whose op has
+// a later version that changed its meaning (schemas.h: semantic_version) gets no kernel
+// instead of the old meaning. Each kernel refuses, naming it, what of these versions it lacks.
+const std::map<std::string, int>& implemented_through() {
+  static const std::map<std::string, int> m = {
+      // Axes as an input (ReduceSum already at 13).
+      {"ReduceL1", 18},
+      {"ReduceL2", 18},
+      {"ReduceLogSum", 18},
+      {"ReduceLogSumExp", 18},
+      {"ReduceMax", 18},
+      {"ReduceMean", 18},
+      {"ReduceMin", 18},
+      {"ReduceProd", 18},
+      {"ReduceSumSquare", 18},
+      {"Pad", 19},          // axes (18); mode "wrap" (19) is refused
+      {"Split", 18},        // num_outputs
+      {"AveragePool", 19},  // dilations other than 1 are refused
+      {"Resize", 19},       // antialias, keep_aspect_ratio_policy, half_pixel_symmetric refused
+      {"ScatterElements", 18},
+      {"ScatterND", 18},  // reduction max and min
+      {"OptionalHasElement", 18},
+      {"OptionalGetElement", 18},  // a tensor or sequence input, not only an optional
+  };
+  return m;
 }
 
 }  // namespace
@@ -64,6 +94,17 @@ const KernelFactory* find_kernel(const std::string& op_type, const std::string& 
   auto it = r.kernels.find({domain, op_type});
   if (it == r.kernels.end())
     return domain == "org.pytorch.aten" ? aten_fallthrough_kernel() : nullptr;
+  if (domain.empty() && opset > 17) {
+    int version = semantic_version(op_type, opset);
+    if (version > 17) {
+      int through = 0;
+      auto listed = implemented_through().find(op_type);
+      if (listed != implemented_through().end()) through = listed->second;
+      for (const Entry& e : it->second)
+        if (e.since <= opset && opset <= e.until) through = std::max(through, e.since);
+      if (through < version) return nullptr;
+    }
+  }
   for (const Entry& e : it->second)
     if (opset >= e.since && opset <= e.until) return &e.factory;  // ranges never overlap
   return nullptr;

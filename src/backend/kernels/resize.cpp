@@ -1,6 +1,8 @@
 // Resize and Upsample. Every mode is separable: each axis is resampled by a [out, in] weight
 // matrix built from the coordinate transform and the interpolation kernel, so nearest,
 // linear and cubic share one code path and any rank works.
+#include <algorithm>
+
 #include "backend/kernels/kernel.h"
 
 #include <optional>
@@ -187,6 +189,49 @@ std::vector<double> to_doubles(const at::Tensor& t) {
   return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
 }
 
+// Resize-18's axes: scales, sizes and roi given for `axes` only become ones for every axis (a
+// scale of 1, the input's size, the whole extent [0, 1]).
+void expand_to_all_axes(const ir::Node& n, const std::vector<int64_t>& axes, const at::Tensor& x,
+                        std::vector<double>& roi, std::vector<double>& scales,
+                        std::vector<int64_t>& sizes) {
+  int64_t r = x.dim();
+  size_t k = axes.size();
+  std::vector<int64_t> at_axis;
+  for (int64_t v : axes) {
+    int64_t d = norm_axis(n, v, r);
+    if (std::find(at_axis.begin(), at_axis.end(), d) != at_axis.end())
+      kernel_fail(n, "axes names dim " + std::to_string(d) + " twice");
+    at_axis.push_back(d);
+  }
+  auto check = [&](size_t got, size_t want, const char* what) {
+    if (got != want)
+      kernel_fail(n, std::string(what) + " has " + std::to_string(got) + " values for " +
+                         std::to_string(k) + " axes; expected " + std::to_string(want));
+  };
+  if (!scales.empty()) {
+    check(scales.size(), k, "scales");
+    std::vector<double> all(r, 1.0);
+    for (size_t i = 0; i < k; ++i) all[at_axis[i]] = scales[i];
+    scales = all;
+  }
+  if (!sizes.empty()) {
+    check(sizes.size(), k, "sizes");
+    std::vector<int64_t> all = x.sizes().vec();
+    for (size_t i = 0; i < k; ++i) all[at_axis[i]] = sizes[i];
+    sizes = all;
+  }
+  if (!roi.empty()) {
+    check(roi.size(), 2 * k, "roi");
+    std::vector<double> all(2 * r, 0.0);
+    for (int64_t d = 0; d < r; ++d) all[r + d] = 1.0;
+    for (size_t i = 0; i < k; ++i) {
+      all[at_axis[i]] = roi[i];
+      all[r + at_axis[i]] = roi[k + i];
+    }
+    roi = all;
+  }
+}
+
 TONNX_KERNEL("Resize", 10, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   ResizeAttrs a;
@@ -207,7 +252,17 @@ TONNX_KERNEL("Resize", 10, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   a.cubic_a = n.attr_f("cubic_coeff_a", -0.75f);
   a.exclude_outside = n.attr_i("exclude_outside", 0) != 0;
   a.extrapolation = n.attr_f("extrapolation_value", 0.0f);
-  return [&n, a, v10](const Tensors& in) -> Tensors {
+  // Opset 18's additions: scales, sizes and roi for the listed axes only, which this kernel
+  // takes; an antialiasing filter for downsampling and sizes that keep the aspect ratio, which
+  // it refuses by name (half_pixel_symmetric, opset 19, is refused with the other modes).
+  if (n.attr_i("antialias", 0) != 0)
+    kernel_fail(n, "antialias=1 (opset 18) is not implemented by tonnx's backend");
+  std::string policy = n.attr_s("keep_aspect_ratio_policy", "stretch");
+  if (policy != "stretch")
+    kernel_fail(n, "keep_aspect_ratio_policy \"" + policy +
+                       "\" (opset 18) is not implemented by tonnx's backend; only \"stretch\"");
+  std::vector<int64_t> axes = n.attr_ints("axes");
+  return [&n, a, v10, axes](const Tensors& in) -> Tensors {
     const at::Tensor& x = in.at(0);
     if (v10) return {resize(n, a, x, to_doubles(in.at(1)), {}, {})};
     std::vector<double> roi, scales;
@@ -215,6 +270,7 @@ TONNX_KERNEL("Resize", 10, kAnyOpset, [](const KernelSpec& s) -> Kernel {
     if (in.size() > 1 && in[1].defined()) roi = to_doubles(in[1]);
     if (in.size() > 2 && in[2].defined()) scales = to_doubles(in[2]);
     if (in.size() > 3 && in[3].defined()) sizes = to_int_vector(in[3]);
+    if (!axes.empty()) expand_to_all_axes(n, axes, x, roi, scales, sizes);
     return {resize(n, a, x, scales, sizes, roi)};
   };
 });

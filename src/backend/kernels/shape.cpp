@@ -64,6 +64,11 @@ TONNX_KERNEL("Split", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   std::vector<int64_t> attr_split = n.attr_ints("split");
   size_t n_out = n.outputs().size();
   bool from_input = s.opset >= 13;
+  if (n.has_attr("num_outputs") && n.attr_i("num_outputs", 0) != static_cast<int64_t>(n_out))
+    kernel_fail(n, "num_outputs is " + std::to_string(n.attr_i("num_outputs", 0)) +
+                       " but the node has " + std::to_string(n_out) + " outputs");
+  if (n.has_attr("num_outputs") && n.inputs().size() > 1 && n.input(1))
+    kernel_fail(n, "has both num_outputs and the split input; Split-18 takes one or the other");
   return [&n, axis, attr_split, n_out, from_input](const Tensors& in) -> Tensors {
     const at::Tensor& x = in.at(0);
     int64_t a = norm_axis(n, axis, x.dim());
