@@ -153,6 +153,8 @@ class Node {
   Value* input(size_t i) const { return i < inputs_.size() ? inputs_[i] : nullptr; }
   void replace_input(size_t i, Value* v);
   void add_input(Value* v);
+  // Drops the omitted (nullptr) inputs at the end.
+  void drop_trailing_empty_inputs();
   const std::vector<Value*>& outputs() const { return outputs_; }
   Value* output(size_t i = 0) const { return outputs_.at(i); }
 

@@ -11,7 +11,7 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "backend/schemas.h"
+#include "ir/schemas.h"
 #include "backend/validate.h"
 #include "backend/arena.h"
 #include "backend/kernels/kernel.h"
@@ -209,7 +209,7 @@ void build_plan(SubPlan& p, const ir::Graph& g, const std::vector<ir::OpsetImpor
     } else {
       // From opset 18, the op's version too: which one tonnx lacks.
       int version =
-          n.domain().empty() && op_opset > 17 ? semantic_version(n.op_type(), op_opset) : -1;
+          n.domain().empty() && op_opset > 17 ? ir::semantic_version(n.op_type(), op_opset) : -1;
       missing.push_back((n.domain().empty() ? "" : n.domain() + "::") + n.op_type() + " (opset " +
                         std::to_string(op_opset) +
                         (version > 17 ? ": " + n.op_type() + "-" + std::to_string(version) : "") +

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "backend/schemas.h"
+#include "ir/schemas.h"
 #include "backend/validate.h"
 
 namespace tonnx::backend {
@@ -86,82 +86,6 @@ const char* type_name(onnx::AttributeProto::AttributeType t) {
   }
 }
 
-// What validation reads of one op-version's schema, from libonnx or from the 18-23 table.
-struct SchemaView {
-  int since = 0;
-  bool deprecated = false;
-  int min_in = 0, max_in = 0, min_out = 0, max_out = 0;
-  std::vector<std::pair<std::string, bool>> inputs;  // name, optional
-  std::map<std::string, std::pair<onnx::AttributeProto::AttributeType, bool>> attrs;  // required
-};
-
-onnx::AttributeProto::AttributeType proto_type(OpSchemaData::AttrType t) {
-  using A = OpSchemaData::AttrType;
-  switch (t) {
-    case A::Int:
-      return onnx::AttributeProto::INT;
-    case A::Float:
-      return onnx::AttributeProto::FLOAT;
-    case A::String:
-      return onnx::AttributeProto::STRING;
-    case A::Tensor:
-      return onnx::AttributeProto::TENSOR;
-    case A::Graph:
-      return onnx::AttributeProto::GRAPH;
-    case A::Ints:
-      return onnx::AttributeProto::INTS;
-    case A::Floats:
-      return onnx::AttributeProto::FLOATS;
-    case A::Strings:
-      return onnx::AttributeProto::STRINGS;
-    case A::SparseTensor:
-      return onnx::AttributeProto::SPARSE_TENSOR;
-    case A::TypeProto:
-      return onnx::AttributeProto::TYPE_PROTO;
-    case A::Graphs:
-      return onnx::AttributeProto::GRAPHS;
-    case A::Tensors:
-      return onnx::AttributeProto::TENSORS;
-  }
-  return onnx::AttributeProto::UNDEFINED;
-}
-
-std::optional<SchemaView> view_of(const OpSchemaData* d) {
-  if (!d) return std::nullopt;
-  SchemaView v{
-      d->since, d->deprecated, d->min_inputs, d->max_inputs, d->min_outputs, d->max_outputs, {},
-      {}};
-  for (const auto& f : d->inputs) v.inputs.push_back({f.name, f.optional});
-  for (const auto& a : d->attrs) v.attrs[a.name] = {proto_type(a.type), a.required};
-  return v;
-}
-
-std::optional<SchemaView> view_of(const onnx::OpSchema* s) {
-  if (!s) return std::nullopt;
-  SchemaView v{s->SinceVersion(),
-               s->Deprecated(),
-               s->min_input(),
-               s->max_input(),
-               s->min_output(),
-               s->max_output(),
-               {},
-               {}};
-  for (const auto& f : s->inputs())
-    v.inputs.push_back({f.GetName(), f.GetOption() == onnx::OpSchema::Optional});
-  for (const auto& [name, a] : s->attributes()) v.attrs[name] = {a.type, a.required};
-  return v;
-}
-
-// The schema of `op` at `version` of `domain`: the 18-23 table's for ai.onnx from opset 18,
-// else libonnx's.
-std::optional<SchemaView> schema_of(const std::string& op, int version, const std::string& domain) {
-  if (domain.empty() && version > 17) {
-    if (auto v = view_of(schema_18_23(op, version))) return v;
-    version = 17;
-  }
-  return view_of(onnx::OpSchemaRegistry::Schema(op, version, domain));
-}
-
 class Validator {
  public:
   explicit Validator(const std::vector<ir::OpsetImport>& opsets) : opsets_(opsets) {}
@@ -208,7 +132,7 @@ class Validator {
     if (version < 0)
       throw BackendError(n, "the model imports no opset for domain '" +
                                 (n.domain().empty() ? std::string("ai.onnx") : n.domain()) + "'");
-    std::optional<SchemaView> s = schema_of(n.op_type(), version, n.domain());
+    std::optional<ir::SchemaView> s = ir::schema_of(n.op_type(), version, n.domain());
     if (!s)
       throw BackendError(n, "'" + n.op_type() + "' is not an operator of " +
                                 (n.domain().empty() ? std::string("ai.onnx") : n.domain()) +
@@ -276,7 +200,7 @@ void validate_model(const ir::Model& m) {
     std::string shown = o.domain.empty() ? "ai.onnx" : o.domain;
     auto r = ranges.find(o.domain);
     int lo = o.domain.empty() ? kMinDefaultOpset : (r == ranges.end() ? 1 : r->second.first);
-    int hi = o.domain.empty() ? kMaxDefaultOpset : (r == ranges.end() ? lo : r->second.second);
+    int hi = o.domain.empty() ? ir::kMaxDefaultOpset : (r == ranges.end() ? lo : r->second.second);
     if (o.version < lo || o.version > hi)
       throw std::invalid_argument("the model imports " + shown + " opset " +
                                   std::to_string(o.version) + "; tonnx's backend runs opsets " +

@@ -220,6 +220,10 @@ void Node::add_input(Value* v) {
   if (v) v->uses_.push_back(this);
 }
 
+void Node::drop_trailing_empty_inputs() {
+  while (!inputs_.empty() && !inputs_.back()) inputs_.pop_back();
+}
+
 const AttrValue* Node::attr(const std::string& name) const {
   for (const Attr& a : attrs_)
     if (a.name == name) return &a.value;

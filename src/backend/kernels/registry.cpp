@@ -5,7 +5,7 @@
 #include <tuple>
 
 #include "backend/kernels/kernel.h"
-#include "backend/schemas.h"
+#include "ir/schemas.h"
 
 namespace tonnx::backend {
 namespace {
@@ -95,7 +95,7 @@ const KernelFactory* find_kernel(const std::string& op_type, const std::string& 
   if (it == r.kernels.end())
     return domain == "org.pytorch.aten" ? aten_fallthrough_kernel() : nullptr;
   if (domain.empty() && opset > 17) {
-    int version = semantic_version(op_type, opset);
+    int version = ir::semantic_version(op_type, opset);
     if (version > 17) {
       int through = 0;
       auto listed = implemented_through().find(op_type);

@@ -1,13 +1,19 @@
-// The operator schemas the backend validates against and picks kernels by: libonnx's for the
-// opsets it knows (Debian 12's libonnx 1.12: up to 17), and for ai.onnx opsets 18 to 23 tonnx's
-// own table (schemas_18_23.cpp), generated from ONNX's specification (docs/Changelog.md of the
-// ONNX repository) by scripts/gen_schemas.py.
+// The operator schemas of ai.onnx that the backend validates against and picks kernels by, and
+// that the opset converter checks its steps with: libonnx's for the opsets it knows (Debian
+// 12's libonnx 1.12: up to 17), and for opsets 18 to 23 tonnx's own table (schemas_18_23.cpp),
+// generated from ONNX's specification (docs/Changelog.md of the ONNX repository) by
+// scripts/gen_schemas.py.
 #pragma once
 
+#include <onnx/onnx_pb.h>
+
+#include <map>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
-namespace tonnx::backend {
+namespace tonnx::ir {
 
 // The newest ai.onnx opset tonnx's backend runs.
 inline constexpr int kMaxDefaultOpset = 23;
@@ -50,6 +56,19 @@ struct OpSchemaData {
   std::vector<Attr> attrs;
 };
 
+// What validation and the opset converter read of one op-version's schema, from libonnx or
+// from the 18-23 table.
+struct SchemaView {
+  int since = 0;
+  bool deprecated = false;
+  int min_in = 0, max_in = 0, min_out = 0, max_out = 0;
+  std::vector<std::pair<std::string, bool>> inputs;  // name, optional
+  std::map<std::string, std::pair<onnx::AttributeProto::AttributeType, bool>> attrs;  // required
+};
+// The schema of `op` at `version` of `domain`: the 18-23 table's for ai.onnx from opset 18,
+// else libonnx's (at most its newest, 17); nullopt for an op that does not exist there.
+std::optional<SchemaView> schema_of(const std::string& op, int version, const std::string& domain);
+
 // Every op-version of ai.onnx with a since-version from 18 to 23 (schemas_18_23.cpp).
 const std::vector<OpSchemaData>& schemas_18_23();
 
@@ -62,4 +81,4 @@ const OpSchemaData* schema_18_23(const std::string& op, int opset);
 // version up to `opset` that changed more than the accepted types; -1 for an unknown op.
 int semantic_version(const std::string& op, int opset);
 
-}  // namespace tonnx::backend
+}  // namespace tonnx::ir
