@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "graph_builder.h"
+#include "node_case.h"
 #include "test_util.h"
 #include "tonnx/backend.h"
 #include "tonnx/proto.h"
@@ -22,77 +22,12 @@ namespace {
 namespace ir = tonnx::ir;
 using tonnx::test::expect_close;
 using tonnx::test::expect_error;
-using tonnx::test::GraphBuilder;
+using tonnx::test::node_model;
+using tonnx::test::NodeCase;
+using tonnx::test::run_on_both;
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInfinity = std::numeric_limits<float>::infinity();
-
-// One node of `op` at `opset` on `inputs` (an undefined tensor: an empty optional input).
-struct NodeCase {
-  NodeCase(std::string op, int opset, std::vector<at::Tensor> inputs,
-           std::vector<ir::Attr> attrs = {}, size_t outputs = 1)
-      : op(std::move(op)),
-        opset(opset),
-        inputs(std::move(inputs)),
-        attrs(std::move(attrs)),
-        outputs(outputs) {}
-  std::string op;
-  int opset;
-  std::vector<at::Tensor> inputs;
-  std::vector<ir::Attr> attrs;
-  size_t outputs;
-};
-
-ir::Model node_model(const NodeCase& c) {
-  GraphBuilder b;
-  b.m.opsets = {{"", c.opset}};
-  std::vector<ir::Value*> in;
-  for (size_t i = 0; i < c.inputs.size(); ++i) {
-    if (!c.inputs[i].defined()) {
-      in.push_back(nullptr);
-      continue;
-    }
-    ir::Value* v = b.in("x" + std::to_string(i));
-    v->set_type(ir::TensorType::from_tensor(c.inputs[i]));
-    in.push_back(v);
-  }
-  ir::Node* n = b.g.add_node(c.op, in, c.attrs, c.outputs);
-  for (size_t k = 0; k < c.outputs; ++k) b.out(n->output(k), "y" + std::to_string(k));
-  return std::move(b.m);
-}
-
-std::vector<at::Tensor> defined_inputs(const NodeCase& c) {
-  std::vector<at::Tensor> r;
-  for (const at::Tensor& t : c.inputs)
-    if (t.defined()) r.push_back(t);
-  return r;
-}
-
-// Runs the node on tonnx's backend, then has ONNX Runtime reproduce the outputs; returns them.
-std::vector<at::Tensor> run_on_both(const NodeCase& c, const std::string& name, double rtol = 1e-5,
-                                    double atol = 1e-6) {
-  ir::Model m = node_model(c);
-  std::vector<at::Tensor> in = defined_inputs(c);
-  std::vector<at::Tensor> out = tonnx::backend::prepare(tonnx::model_to_proto(m), "CPU").run(in);
-  EXPECT_EQ(out.size(), c.outputs);
-  for (size_t k = 0; k < out.size() && k < m.graph->outputs().size(); ++k) {
-    ir::TensorType t;
-    t.dtype = ir::dtype_from_scalar_type(out[k].scalar_type());
-    m.graph->outputs()[k]->set_type(t);
-  }
-  std::string dir = tonnx::test::temp_dir("opset" + std::to_string(c.opset) + "_" + name);
-  std::string path = dir + "/model.onnx";
-  tonnx::save_model_proto(tonnx::model_to_proto(m), path);
-  tonnx::TestDataSet set;
-  set.inputs = in;
-  set.outputs = out;
-  tonnx::write_test_data(dir, set);
-  tonnx::test::RunResult r = tonnx::test::run_ort(path, dir, rtol, atol);
-  EXPECT_EQ(r.exit_code, 0) << c.op << "-" << c.opset << " (" << name
-                            << "): ONNX Runtime differs from tonnx:\n"
-                            << r.output;
-  return out;
-}
 
 ir::Attr ints_attr(const std::string& name, ir::Ints v) { return {name, ir::AttrValue(v)}; }
 at::Tensor longs(std::vector<int64_t> v) { return torch::tensor(v, torch::kLong); }

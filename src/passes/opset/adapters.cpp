@@ -11,8 +11,6 @@
 namespace tonnx::passes::opset {
 namespace {
 
-void none(Step&) {}
-
 // Slice-10: starts, ends and axes as inputs (and steps, new).
 void slice_up(Step& s) {
   s.ints_attr_to_input("starts", 1);
@@ -357,25 +355,94 @@ void group_norm_step(Step& s) {
               : "GroupNormalization-21 has no earlier form but the deprecated one");
 }
 
+// Opset 14 and 15's attributes whose default is the old meaning: dropped when at it.
+void reshape_down(Step& s) {
+  if (s.n->attr_i("allowzero", 0) != 0) {
+    const at::Tensor* shape = s.constant(s.n->input(1));
+    if (!shape || shape->eq(0).any().item<bool>())
+      s.fail(
+          "allowzero=1 with a shape that may hold 0 (a size of 0, not a copied dim) exists "
+          "from opset 14");
+  }
+  s.n->remove_attr("allowzero");
+}
+void training_mode_down(Step& s) {
+  s.refuse_attr_unless("training_mode", 0, "training_mode exists from opset 14");
+}
+void layout_down(Step& s) {
+  s.refuse_attr_unless("layout", 0, "the batch-first layout exists from opset 14");
+}
+void shape_down(Step& s) {
+  if (s.n->attr_i("start", 0) != 0 || s.n->has_attr("end"))
+    s.fail("start and end (a slice of the shape) exist from opset 15");
+  s.n->remove_attr("start");
+}
+
+// HardSwish exists from 14: below, its definition x * HardSigmoid(x) (alpha 1/6, beta 0.5).
+void hard_swish_down(Step& s) {
+  ir::Value* x = s.n->input(0);
+  ir::Node* hs =
+      s.g.add_node("HardSigmoid", {x},
+                   {{"alpha", ir::AttrValue(1.0f / 6)}, {"beta", ir::AttrValue(0.5f)}}, 1, "", s.n);
+  s.name_new(hs);
+  s.replace_with("Mul", {x, hs->output()}, {});
+}
+
+// LayerNormalization exists from 17: below, its definition as ONNX's function body states it
+// (mean and variance over the axes from `axis` on, in the input's type; Y only).
+void layer_norm_down(Step& s) {
+  ir::Node& n = *s.n;
+  if (n.outputs().size() > 1) s.fail("its Mean and InvStdDev outputs have no earlier form");
+  if (n.attr_i("stash_type", 1) != 1) s.fail("stash_type other than 1 has no earlier form");
+  int64_t axis = n.attr_i("axis", -1), r = Step::rank_of(n.input(0));
+  ir::Ints axes;
+  if (axis < 0) {
+    for (int64_t a = axis; a < 0; ++a) axes.push_back(a);
+  } else {
+    if (r < 0)
+      s.fail("normalizes from axis " + std::to_string(axis) + " of an input of unknown rank");
+    for (int64_t a = axis; a < r; ++a) axes.push_back(a);
+  }
+  const std::optional<ir::TensorType>& xt = n.input(0)->type();
+  at::ScalarType type =
+      xt && xt->dtype != ir::DType::Undefined ? ir::scalar_type_from_dtype(xt->dtype) : at::kFloat;
+  ir::Value *x = n.input(0), *scale = n.input(1), *bias = n.input(2);
+  auto add = [&](const char* op, std::vector<ir::Value*> in, std::vector<ir::Attr> attrs = {}) {
+    ir::Node* m = s.g.add_node(op, std::move(in), std::move(attrs), 1, "", s.n);
+    s.name_new(m);
+    return m->output();
+  };
+  std::vector<ir::Attr> over{{"axes", ir::AttrValue(axes)},
+                             {"keepdims", ir::AttrValue(int64_t{1})}};
+  ir::Value* d = add("Sub", {x, add("ReduceMean", {x}, over)});
+  ir::Value* var = add("ReduceMean", {add("Mul", {d, d})}, over);
+  ir::Value* eps = s.add_constant(at::scalar_tensor(n.attr_f("epsilon", 1e-5f), type), "epsilon");
+  ir::Value* normalized = add("Div", {d, add("Sqrt", {add("Add", {var, eps})})});
+  if (bias)
+    s.replace_with("Add", {add("Mul", {normalized, scale}), bias}, {});
+  else
+    s.replace_with("Mul", {normalized, scale}, {});
+}
+
 }  // namespace
 
 const std::vector<AdapterEntry>& adapters() {
   static const std::vector<AdapterEntry> table = {
       {"Slice", 10, slice_up, slice_down},
       {"TopK", 10, topk_up, topk_down},
-      {"Upsample", 10, upsample_up, none},
-      {"Resize", 10, none, upsample_down},
-      {"AveragePool", 10, none, pool_ceil_down},
-      {"MaxPool", 10, none, pool_ceil_down},
+      {"Upsample", 10, upsample_up, nullptr},
+      {"Resize", 10, nullptr, upsample_down},
+      {"AveragePool", 10, nullptr, pool_ceil_down},
+      {"MaxPool", 10, nullptr, pool_ceil_down},
       {"Clip", 11, clip_up, clip_down},
       {"Pad", 11, pad_up_11, pad_down_11},
       {"Resize", 11, resize_up_11, resize_down_11},
-      {"Scatter", 11, scatter_up, none},
-      {"ScatterElements", 11, none, scatter_down},
+      {"Scatter", 11, scatter_up, nullptr},
+      {"ScatterElements", 11, nullptr, scatter_down},
       {"Dropout", 12, dropout_up_12, dropout_down_12},
-      {"ArgMax", 12, none, select_last_down},
-      {"ArgMin", 12, none, select_last_down},
-      {"GatherND", 12, none, batch_dims_down},
+      {"ArgMax", 12, nullptr, select_last_down},
+      {"ArgMin", 12, nullptr, select_last_down},
+      {"GatherND", 12, nullptr, batch_dims_down},
       {"Split", 13, split_up_13, split_down_13},
       {"Squeeze", 13, axes_up, axes_down},
       {"Unsqueeze", 13, axes_up, axes_down},
@@ -383,10 +450,18 @@ const std::vector<AdapterEntry>& adapters() {
       {"Softmax", 13, softmax_up, softmax_down},
       {"LogSoftmax", 13, softmax_up, softmax_down},
       {"Hardmax", 13, softmax_up, softmax_down},
-      {"Resize", 13, none, resize_down_13},
+      {"Resize", 13, nullptr, resize_down_13},
+      {"HardSwish", 14, nullptr, hard_swish_down},
+      {"Reshape", 14, nullptr, reshape_down},
+      {"BatchNormalization", 14, nullptr, training_mode_down},
+      {"GRU", 14, nullptr, layout_down},
+      {"LSTM", 14, nullptr, layout_down},
+      {"RNN", 14, nullptr, layout_down},
+      {"Shape", 15, nullptr, shape_down},
       {"RoiAlign", 16, roi_align_up, roi_align_down},
-      {"ScatterElements", 16, none, reduction_down_16},
-      {"ScatterND", 16, none, reduction_down_16},
+      {"LayerNormalization", 17, nullptr, layer_norm_down},
+      {"ScatterElements", 16, nullptr, reduction_down_16},
+      {"ScatterND", 16, nullptr, reduction_down_16},
       {"ReduceL1", 18, axes_up, reduce_down},
       {"ReduceL2", 18, axes_up, reduce_down},
       {"ReduceLogSum", 18, axes_up, reduce_down},
@@ -396,24 +471,24 @@ const std::vector<AdapterEntry>& adapters() {
       {"ReduceMin", 18, axes_up, reduce_down},
       {"ReduceProd", 18, axes_up, reduce_down},
       {"ReduceSumSquare", 18, axes_up, reduce_down},
-      {"Pad", 18, none, pad_down_18},
-      {"Split", 18, none, split_down_18},
-      {"Resize", 18, none, resize_down_18},
-      {"ScatterElements", 18, none, reduction_down_18},
-      {"ScatterND", 18, none, reduction_down_18},
-      {"LpPool", 18, none, lp_pool_down},
-      {"OptionalHasElement", 18, none, optional_down},
-      {"OptionalGetElement", 18, none, optional_down},
-      {"AveragePool", 19, none, average_pool_down},
-      {"Pad", 19, none, pad_down_19},
-      {"Resize", 19, none, resize_down_19},
-      {"Cast", 19, none, saturate_down},
-      {"CastLike", 19, none, saturate_down},
-      {"QuantizeLinear", 19, none, saturate_down},
+      {"Pad", 18, nullptr, pad_down_18},
+      {"Split", 18, nullptr, split_down_18},
+      {"Resize", 18, nullptr, resize_down_18},
+      {"ScatterElements", 18, nullptr, reduction_down_18},
+      {"ScatterND", 18, nullptr, reduction_down_18},
+      {"LpPool", 18, nullptr, lp_pool_down},
+      {"OptionalHasElement", 18, nullptr, optional_down},
+      {"OptionalGetElement", 18, nullptr, optional_down},
+      {"AveragePool", 19, nullptr, average_pool_down},
+      {"Pad", 19, nullptr, pad_down_19},
+      {"Resize", 19, nullptr, resize_down_19},
+      {"Cast", 19, nullptr, saturate_down},
+      {"CastLike", 19, nullptr, saturate_down},
+      {"QuantizeLinear", 19, nullptr, saturate_down},
       {"GridSample", 20, grid_sample_up, grid_sample_down},
       {"DFT", 20, dft_up, dft_down},
-      {"QuantizeLinear", 21, none, block_size_down},
-      {"DequantizeLinear", 21, none, block_size_down},
+      {"QuantizeLinear", 21, nullptr, block_size_down},
+      {"DequantizeLinear", 21, nullptr, block_size_down},
       {"GroupNormalization", 21, group_norm_step, group_norm_step},
   };
   return table;

@@ -53,8 +53,8 @@ struct Step {
 using Adapter = void (*)(Step&);
 struct AdapterEntry {
   const char* op;
-  int version;  // the step version - 1 <-> version
-  Adapter up, down;
+  int version;       // the step version - 1 <-> version
+  Adapter up, down;  // nullptr: the step leaves the node as it is (then checks it)
 };
 const std::vector<AdapterEntry>& adapters();
 

@@ -182,8 +182,9 @@ size_t step_graph(ir::Graph& g, ir::Graph& root, int version, bool up, int& coun
     // Negative axes exist from opset 11: made positive where the rank they count from is known.
     if (!up && version == 11) positive_axes(s);
     auto it = adapter_index().find({node->op_type(), version});
-    if (it != adapter_index().end()) {
-      (up ? it->second->up : it->second->down)(s);
+    Adapter adapt = it == adapter_index().end() ? nullptr : up ? it->second->up : it->second->down;
+    if (adapt) {
+      adapt(s);
       s.drop_trailing_empty_inputs();
       ++changed;
     }
