@@ -26,11 +26,13 @@ for m in resnet18 inception_v3 word_language_model transformer_encoder_small mob
   for o in 18 20 23; do
     echo "== $m at opset $o"
     "$build/tonnx" convert "$dir/$m.onnx" -o "$dir/${m}_$o.onnx" --opset "$o" | head -1
+    "$build/tonnx" check "$dir/${m}_$o.onnx" | grep "tonnx's validation against ONNX's schemas of opset $o"
     both "$dir/${m}_$o.onnx" "$dir/${m}_data"
   done
   for o in 17 13; do
     echo "== $m from opset 23 down to $o"
     "$build/tonnx" convert "$dir/${m}_23.onnx" -o "$dir/${m}_down_$o.onnx" --opset "$o" | head -1
+    "$build/tonnx" check "$dir/${m}_down_$o.onnx" | grep "ONNX checker and strict shape inference passed"
     both "$dir/${m}_down_$o.onnx" "$dir/${m}_data"
   done
   rm -f "$dir/$m"_*.onnx

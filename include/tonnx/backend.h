@@ -232,6 +232,13 @@ Rep prepare(const onnx::ModelProto& model, const std::string& device = "CPU",
             const PrepareOptions& = {}, const std::string& base_dir = {});
 Rep prepare(ir::Model model, const std::string& device = "CPU", const PrepareOptions& = {});
 
+// Checks `m` as prepare() does before it plans: the opsets it imports (ai.onnx 1 to 23), and
+// every node of an ONNX domain (subgraphs included) against its operator's schema at that
+// opset (libonnx's up to 17, ONNX's specification from 18: input and output counts, required
+// inputs and attributes, attribute types), and the graph's inputs, outputs and producers.
+// Throws std::invalid_argument, or BackendError naming the node. No kernel is looked up.
+void validate(const ir::Model& m);
+
 // Evaluates nodes whose inputs are all known (initializers, Constant outputs) with the
 // backend's kernels, so that export and run agree on semantics, and replaces their outputs
 // with initializers. With fold_shapes, Shape of a value whose shape is fully static folds too.

@@ -19,7 +19,11 @@ class CheckError : public std::runtime_error {
 void check_model(onnx::ModelProto& m, bool infer_shapes = true);
 // The same for a file: external data is resolved in the model's folder under tonnx's rules
 // (contained, regular files, sizes checked) before libonnx's checker sees the model.
+// libonnx 1.12 knows ai.onnx opsets up to kLibonnxMaxOpset: a model importing a later one is
+// refused with a CheckError that says so (its checker would judge such a model by older
+// schemas); tonnx::backend::validate judges those (`tonnx check` does).
 void check_model_file(const std::string& path);
+inline constexpr int kLibonnxMaxOpset = 17;
 // Strict shape inference alone (no checker, no external data read); throws CheckError.
 void infer_shapes_strict(onnx::ModelProto& m);
 // While alive, libonnx's operator schemas are being built on another thread (started once

@@ -215,4 +215,6 @@ void validate_model(const ir::Model& m) {
   Validator(m.opsets).graph(*m.graph, true, 0);
 }
 
+void validate(const ir::Model& m) { validate_model(m); }
+
 }  // namespace tonnx::backend

@@ -193,6 +193,12 @@ void check_external_data(const onnx::GraphProto& g, const std::string& dir) {
 
 void check_model_file(const std::string& path) {
   onnx::ModelProto m = read_model_proto(path);
+  for (const auto& o : m.opset_import())
+    if ((o.domain().empty() || o.domain() == "ai.onnx") && o.version() > kLibonnxMaxOpset)
+      throw CheckError("the model imports ai.onnx opset " + std::to_string(o.version()) +
+                       "; libonnx's checker and shape inference know opsets up to " +
+                       std::to_string(kLibonnxMaxOpset) +
+                       " (tonnx::backend::validate judges later ones; tonnx check does)");
   // tonnx's own rules first (libonnx 1.13's checker follows links).
   try {
     check_external_data(m.graph(), folder_of(path));

@@ -67,7 +67,7 @@ int run_convert(const Args& a) {
     int64_t from = -1;
     for (const auto& o : proto.opset_import())
       if (o.domain().empty() || o.domain() == "ai.onnx") from = o.version();
-    if (from >= 1 && from <= 17) {
+    if (from >= 1 && from <= kLibonnxMaxOpset) {
       try {
         infer_shapes_strict(proto);
       } catch (const std::exception&) {  // the conversion names what it lacks
@@ -77,10 +77,12 @@ int run_convert(const Args& a) {
         model_from_proto(proto, std::filesystem::path(a.positional[0]).parent_path().string());
     OpsetConversion c = convert_opset(m, static_cast<int>(*opset));
     onnx::ModelProto skeleton = model_to_proto(m, false);
-    s = a.has("--external-data") ? save_model(m, skeleton, *out, ext) : SavedModel{[&] {
+    if (a.has("--external-data")) {
+      s = save_model(m, skeleton, *out, ext);
+    } else {
       save_model(m, skeleton, *out);
-      return static_cast<uint64_t>(std::filesystem::file_size(*out));
-    }()};
+      s.model_bytes = std::filesystem::file_size(*out);
+    }
     std::cout << "opset " << c.from << " -> " << c.to << ": " << c.nodes_changed
               << " node(s) rewritten\n";
   } else {

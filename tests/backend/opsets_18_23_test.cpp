@@ -15,7 +15,9 @@
 #include "node_case.h"
 #include "test_util.h"
 #include "tonnx/backend.h"
+#include "tonnx/check.h"
 #include "tonnx/proto.h"
+#include "test_config.h"
 
 namespace {
 
@@ -265,6 +267,25 @@ TEST(Opsets18To23, WhatTonnxLacksOrTheSchemasRejectIsRefusedByName) {
   expect_error([&] { prepare_node({"Gelu", 19, {x}}); }, "not an operator of ai.onnx at opset 19");
   // Past the newest opset tonnx knows.
   expect_error([&] { prepare_node({"Relu", 24, {x}}); }, "runs opsets 1 to 23");
+}
+
+TEST(Opsets18To23, CheckSaysWhoJudgedAModel) {
+  // libonnx's checker would judge an opset-23 model by older schemas: check_model_file refuses
+  // it by name, and backend::validate (what `tonnx check` runs then) judges it.
+  NodeCase c("Gelu", 20, {torch::randn({2, 3})});
+  std::string dir = tonnx::test::temp_dir("check_opset20");
+  tonnx::save_model_proto(tonnx::model_to_proto(node_model(c)), dir + "/m.onnx");
+  expect_error([&] { tonnx::check_model_file(dir + "/m.onnx"); },
+               "imports ai.onnx opset 20; libonnx's checker and shape inference know opsets up "
+               "to 17");
+  tonnx::backend::validate(node_model(c));
+  expect_error([&] { tonnx::backend::validate(node_model({"Gelu", 20, {}})); }, "Gelu-20 takes 1");
+  tonnx::test::RunResult r =
+      tonnx::test::run_command(std::string(TONNX_TEST_CLI) + " check " + dir + "/m.onnx");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("tonnx's validation against ONNX's schemas of opset 20"),
+            std::string::npos)
+      << r.output;
 }
 
 }  // namespace
