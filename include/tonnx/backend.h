@@ -252,6 +252,9 @@ size_t fold_constants(ir::Graph& g, int opset, bool fold_shapes, bool keep_dequa
 struct KernelInfo {
   std::string op_type, domain;
   int since, until;  // until is INT_MAX for "any later opset"
+  // For ai.onnx: the newest opset (up to 23) at which this kernel runs the op: a later version
+  // of the op that changed its meaning needs a kernel that implements it.
+  int runs_until = 0;
 };
 std::vector<KernelInfo> registered_kernels();
 

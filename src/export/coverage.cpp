@@ -119,10 +119,13 @@ std::string operators_markdown(const std::vector<EmittedRecord>* records) {
     }
     os << " |\n";
   }
-  os << "\n## Backend kernels\n\n| ONNX op | domain | opsets |\n|---|---|---|\n";
+  os << "\n## Backend kernels\n\nThe opsets at which tonnx's backend runs each op (ai.onnx: up to "
+        "23; from 18 where the kernel implements the op's versions of 18 to 23, docs/backend.md "
+        "\"Opsets 18 to 23\").\n\n| ONNX op | domain | opsets |\n|---|---|---|\n";
   for (const auto& k : backend::registered_kernels())
     os << "| " << k.op_type << " | " << (k.domain.empty() ? "ai.onnx" : k.domain) << " | "
-       << k.since << "-" << std::min(k.until, kMaxOpset) << " |\n";
+       << k.since << "-" << (k.domain.empty() ? k.runs_until : std::min(k.until, kMaxOpset))
+       << " |\n";
   return os.str();
 }
 

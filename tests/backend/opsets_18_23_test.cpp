@@ -185,6 +185,38 @@ TEST(Opsets18To23, GridSampleAndAffineGrid) {
               "affine_grid_3d");
 }
 
+TEST(Opsets18To23, DftTakesItsAxisAsAnInputAndQuantizationItsOutputType) {
+  torch::manual_seed(5);
+  at::Tensor sig = torch::randn({2, 8, 3, 1});  // real signals along axis 1 or 2
+  at::Tensor y = run_on_both({"DFT", 20, {sig, at::Tensor(), longs({1}).reshape({})}}, "dft_axis1",
+                             1e-4, 1e-5)[0];
+  at::Tensor want = at::view_as_real(at::fft_fft(sig.squeeze(-1), c10::nullopt, 1));
+  expect_close(y, want, 1e-4, 1e-5);
+  // Without the axis input: -2 (the last signal dim), here 2.
+  y = run_on_both({"DFT", 20, {sig}, {{"onesided", ir::AttrValue(1)}}}, "dft_default_axis", 1e-4,
+                  1e-5)[0];
+  EXPECT_EQ(y.sizes(), (std::vector<int64_t>{2, 8, 2, 2}));
+  at::Tensor x = torch::tensor({-300.f, -1.4f, 0.f, 2.6f, 127.f, 1000.f});
+  y = run_on_both({"QuantizeLinear",
+                   21,
+                   {x, torch::tensor(2.f)},
+                   {{"output_dtype", ir::AttrValue(int64_t{3})}}},
+                  "quantize_int8")[0];
+  EXPECT_EQ(y.scalar_type(), at::kChar);
+  EXPECT_TRUE(at::equal(y, torch::tensor({-128, -1, 0, 1, 64, 127}, torch::kChar)));
+  run_on_both({"DequantizeLinear", 21, {y, torch::tensor(0.5f)}}, "dequantize");
+  expect_error(
+      [&] {
+        tonnx::backend::prepare(
+            tonnx::model_to_proto(node_model({"DequantizeLinear",
+                                              21,
+                                              {torch::zeros({4}, torch::kByte), torch::ones({2})},
+                                              {{"block_size", ir::AttrValue(int64_t{2})}}})),
+            "CPU");
+      },
+      "block_size 2 (blocked quantization, opset 21)");
+}
+
 TEST(Opsets18To23, OpsUnchangedSince17AndTypeOnlyVersionsRunAtTheNewOpsets) {
   at::Tensor a = torch::randn({2, 3}), b = torch::randn({3});
   run_on_both({"Add", 23, {a, b}}, "add");

@@ -25,15 +25,31 @@ at::Tensor saturate(const at::Tensor& v, at::ScalarType st) {
   return at::clamp(v, lo, hi).to(st);
 }
 
+// Opset 21's blocked quantization (block_size) is refused by name; its output_dtype (the
+// type without a zero point) is taken.
+void refuse_blocks(const ir::Node& n) {
+  if (n.attr_i("block_size", 0) != 0)
+    kernel_fail(n, "block_size " + std::to_string(n.attr_i("block_size", 0)) +
+                       " (blocked quantization, opset 21) is not implemented by tonnx's backend");
+}
+
 TONNX_KERNEL("QuantizeLinear", 10, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   int64_t axis = n.attr_i("axis", 1);
-  return [&n, axis](const Tensors& in) -> Tensors {
+  refuse_blocks(n);
+  at::ScalarType out_type = at::kByte;
+  if (int64_t t = n.attr_i("output_dtype", 0)) {
+    out_type = storage_type(static_cast<ir::DType>(t));
+    if (out_type != at::kByte && out_type != at::kChar)
+      kernel_fail(n, "output_dtype " + std::to_string(t) +
+                         " is not implemented by tonnx's backend; uint8 and int8 are");
+  }
+  return [&n, axis, out_type](const Tensors& in) -> Tensors {
     const at::Tensor& x = in.at(0);
     // The axis matters only for per-axis (1-D) scales.
     int64_t a = in.at(1).numel() > 1 ? norm_axis(n, axis, x.dim()) : 0;
     at::Tensor scale = along(in.at(1), a, x.dim()).to(at::kFloat);
-    at::Tensor zp = in.size() > 2 && in[2].defined() ? in[2] : at::zeros({}, at::kByte);
+    at::Tensor zp = in.size() > 2 && in[2].defined() ? in[2] : at::zeros({}, out_type);
     at::ScalarType st = zp.scalar_type();
     at::Tensor q = at::round(x.to(at::kFloat) / scale) + along(zp, a, x.dim()).to(at::kFloat);
     return {saturate(q, st)};
@@ -43,6 +59,7 @@ TONNX_KERNEL("QuantizeLinear", 10, kAnyOpset, [](const KernelSpec& s) -> Kernel 
 TONNX_KERNEL("DequantizeLinear", 10, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
   int64_t axis = n.attr_i("axis", 1);
+  refuse_blocks(n);
   return [&n, axis](const Tensors& in) -> Tensors {
     const at::Tensor& x = in.at(0);
     // The axis matters only for per-axis (1-D) scales.

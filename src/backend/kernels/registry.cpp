@@ -48,6 +48,9 @@ const std::map<std::string, int>& implemented_through() {
       {"ScatterND", 18},  // reduction max and min
       {"OptionalHasElement", 18},
       {"OptionalGetElement", 18},  // a tensor or sequence input, not only an optional
+      {"DFT", 20},                 // axis as an input
+      {"QuantizeLinear", 21},      // block_size other than 0 is refused; output_dtype
+      {"DequantizeLinear", 21},    // block_size other than 0 is refused
   };
   return m;
 }
@@ -110,12 +113,28 @@ const KernelFactory* find_kernel(const std::string& op_type, const std::string& 
   return nullptr;
 }
 
+std::vector<KernelInfo> kernels_as_registered();
+
 std::vector<KernelInfo> registered_kernels() {
+  std::vector<KernelInfo> out = kernels_as_registered();
+  for (KernelInfo& k : out) {
+    if (!k.domain.empty()) {
+      k.runs_until = k.until;
+      continue;
+    }
+    const KernelFactory* mine = find_kernel(k.op_type, "", k.since);
+    for (int v = k.since; v <= std::min(k.until, ir::kMaxDefaultOpset); ++v)
+      if (find_kernel(k.op_type, "", v) == mine) k.runs_until = v;
+  }
+  return out;
+}
+
+std::vector<KernelInfo> kernels_as_registered() {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   std::vector<KernelInfo> out;
   for (const auto& [key, entries] : r.kernels)
-    for (const Entry& e : entries) out.push_back({key.second, key.first, e.since, e.until});
+    for (const Entry& e : entries) out.push_back({key.second, key.first, e.since, e.until, 0});
   std::sort(out.begin(), out.end(), [](const KernelInfo& a, const KernelInfo& b) {
     return std::tie(a.domain, a.op_type, a.since) < std::tie(b.domain, b.op_type, b.since);
   });

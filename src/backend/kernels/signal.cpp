@@ -42,12 +42,22 @@ at::Tensor from_complex(const at::Tensor& c, at::ScalarType st) {
   return at::view_as_real(c.contiguous()).to(st);
 }
 
+// DFT-17: axis an attribute (default 1); DFT-20: an optional input (default -2).
 TONNX_KERNEL("DFT", 17, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   const ir::Node& n = s.node;
-  int64_t axis = n.attr_i("axis", 1);
+  int64_t attr_axis = n.attr_i("axis", 1);
+  bool axis_input = s.opset >= 20;
   bool inverse = n.attr_i("inverse", 0) != 0, onesided = n.attr_i("onesided", 0) != 0;
-  return [&n, axis, inverse, onesided](const Tensors& in) -> Tensors {
+  return [&n, attr_axis, axis_input, inverse, onesided](const Tensors& in) -> Tensors {
     const at::Tensor& x = in.at(0);
+    int64_t axis = attr_axis;
+    if (axis_input) {
+      axis = -2;
+      if (in.size() > 2 && in[2].defined()) {
+        if (in[2].numel() != 1) kernel_fail(n, "axis must be a scalar");
+        axis = in[2].item<int64_t>();
+      }
+    }
     if (x.dim() < 2 || (x.size(-1) != 1 && x.size(-1) != 2))
       kernel_fail(n,
                   "input must have a last dim of 1 (real) or 2 (complex) after the signal's "
