@@ -43,10 +43,16 @@ enum class ExternalData { OFF, AUTO, ON };
 enum class TraceCheck { OFF, WARN, STRICT };
 
 constexpr int kMinOpset = 9;
+// The newest opset the symbolic functions write (libonnx 1.12, which checks exports, knows up
+// to 17).
 constexpr int kMaxOpset = 17;
+// The newest opset_version an export takes: from 18 the model is converted with
+// tonnx::convert_opset (tonnx/opset.h) after the symbolics wrote it at 17, and judged by the
+// backend's validation (libonnx cannot check it).
+constexpr int kMaxExportOpset = 23;
 constexpr int kDefaultOpset = 17;
-// kMinOpset..kMaxOpset: the opsets tonnx exports (libonnx 1.12 knows up to 17).
-constexpr bool is_supported_opset(int v) { return v >= kMinOpset && v <= kMaxOpset; }
+// kMinOpset..kMaxExportOpset: the opsets tonnx exports.
+constexpr bool is_supported_opset(int v) { return v >= kMinOpset && v <= kMaxExportOpset; }
 
 struct ExportOptions {
   bool export_params = true;

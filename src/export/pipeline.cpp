@@ -23,6 +23,7 @@
 #include "passes/passes.h"
 #include "tonnx/backend.h"
 #include "tonnx/check.h"
+#include "tonnx/opset.h"
 #include "tonnx/progress.h"
 #include "tonnx/proto.h"
 #include "tonnx/symbolic.h"
@@ -112,7 +113,7 @@ void validate_options(const ExportOptions& o) {
   if (!is_supported_opset(o.opset_version))
     throw ExportError("opset_version " + std::to_string(o.opset_version) +
                       " is not supported: use " + std::to_string(kMinOpset) + " to " +
-                      std::to_string(kMaxOpset) + " (libonnx 1.12 knows opsets up to 17)");
+                      std::to_string(kMaxExportOpset));
   std::set<std::string> seen;
   for (const auto& n : o.input_names) {
     if (n.empty()) throw ExportError("input_names contains an empty name");
@@ -271,7 +272,7 @@ namespace {
 
 ConvertConfig export_convert_config(const TraceResult& tr, const ExportOptions& o) {
   ConvertConfig cfg;
-  cfg.opset = o.opset_version;
+  cfg.opset = std::min(o.opset_version, kMaxOpset);  // later ones: converted after cleaning up
   cfg.export_type = o.operator_export_type;
   cfg.export_params = o.export_params;
   cfg.keep_initializers_as_inputs = o.keep_initializers_as_inputs;
@@ -322,7 +323,7 @@ void clean_up_exported(Exported& ex, const ExportOptions& o,
     // Weights transposed for MatMul stay views of the parameters: the export holds the
     // weights once (the writer makes each view contiguous as it writes it).
     passes::fold_initializer_transposes(g);
-    backend::fold_constants(g, o.opset_version, o.dynamic_axes.empty(), true);
+    backend::fold_constants(g, std::min(o.opset_version, kMaxOpset), o.dynamic_axes.empty(), true);
   }
   passes::eliminate_dead_code(g);
   ex.input_positions = remove_unused_inputs(g, input_examples);
@@ -330,16 +331,35 @@ void clean_up_exported(Exported& ex, const ExportOptions& o,
   if (Recording* recording = active_recording()) name_references(*recording, g);
 }
 
+// To opset_version from 18: the symbolics wrote opset 17, and tonnx::convert_opset adapts
+// the ops that changed (ReduceMean's axes become an input, ...).
+void convert_to_requested_opset(Exported& ex, const ExportOptions& o) {
+  if (o.opset_version <= kMaxOpset) return;
+  try {
+    convert_opset(ex.model, o.opset_version);
+  } catch (const OpsetConversionError& e) {
+    throw ExportError(std::string("the export at opset 17 cannot be converted to opset_version ") +
+                      std::to_string(o.opset_version) + ": " + e.what() +
+                      " (export at opset 17, where it can be written)");
+  }
+}
+
 // Check: ONNX's checker and strict shape inference on the skeleton (no weight bytes: checking
-// it costs no copies, and save_model streams the weights from the tensors); the verbose print.
+// it costs no copies, and save_model streams the weights from the tensors); from opset 18,
+// which libonnx does not know, the backend's validation against ONNX's schemas of that opset.
+// Then the verbose print.
 void check_exported(Exported& ex, const ExportOptions& o, StageTimer& timer) {
   ir::Graph& g = *ex.model.graph;
   ex.proto = model_to_proto(ex.model, /*with_initializer_data=*/false);
   std::string check_error;
   try {
-    check_model(ex.proto, true);
-    learn_output_dims(g, ex.proto.graph());
-  } catch (const CheckError& e) {
+    if (o.opset_version > kLibonnxMaxOpset) {
+      backend::validate(ex.model);
+    } else {
+      check_model(ex.proto, true);
+      learn_output_dims(g, ex.proto.graph());
+    }
+  } catch (const std::exception& e) {
     check_error = e.what();
   }
   timer.lap("check");
@@ -368,6 +388,7 @@ Exported finish_export(TraceResult tr, const ExportOptions& o) {
   timer.lap("convert");
   give_outputs_ranks(ex);
   clean_up_exported(ex, o, converter.input_examples());
+  convert_to_requested_opset(ex, o);
   timer.lap("passes");
   check_exported(ex, o, timer);
   check_against_module(*ex.model.graph, ex.eager_outputs);
