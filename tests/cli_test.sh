@@ -16,7 +16,7 @@ expect no_args 2 'usage' -- "$t"
 expect unknown_command 2 "unknown command 'frobnicate'" -- "$t" frobnicate
 expect models 0 'alexnet +10x3x224x224 +61100840' -- "$t" models
 expect unknown_model 1 "unknown model 'alexnot'; the zoo has: alexnet" -- "$t" export alexnot -o "$dir/a.onnx"
-expect bad_opset 2 '--opset 8 is out of range: use 9 to 17' -- "$t" export alexnet -o "$dir/a.onnx" --opset 8
+expect bad_opset 2 '--opset 8 is out of range: use 9 to 23' -- "$t" export alexnet -o "$dir/a.onnx" --opset 8
 expect bad_opset_text 2 "--opset 'x' is not an integer" -- "$t" export alexnet -o "$dir/a.onnx" --opset x
 expect wrong_rank 2 'input 0 of alexnet must have rank 4 \(like 10x3x224x224\), got 3x224x224' -- "$t" export alexnet -o "$dir/a.onnx" --input-shape 3x224x224
 expect missing_output 2 'missing -o OUT.onnx' -- "$t" export alexnet

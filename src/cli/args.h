@@ -1,7 +1,7 @@
 // The one argument parser of the tonnx command: each command is a Command (its help, the
 // options it takes and the function that runs it), main.cpp parses its arguments with
 // parse_args, and values are read through Args' typed getters, which fail with one error
-// style: "--threads 'x' is not an integer", "--opset 8 is out of range: use 9 to 17".
+// style: "--threads 'x' is not an integer", "--opset 8 is out of range: use 9 to 23".
 #pragma once
 
 #include <algorithm>
@@ -47,7 +47,7 @@ struct Args {
   // The value of -o or --output, whichever is given.
   std::optional<std::string> output() const { return get("-o") ? get("-o") : get("--output"); }
   // The option as an integer in lo..hi, or nullopt when not given. `expect` says what is
-  // allowed, for the error: "use 9 to 17".
+  // allowed, for the error: "use 9 to 23".
   std::optional<int64_t> integer(const std::string& k, int64_t lo, int64_t hi,
                                  const std::string& expect) const;
   std::optional<int64_t> integer(const std::string& k) const {

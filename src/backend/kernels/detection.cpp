@@ -1,47 +1,45 @@
 // Sampling and detection kernels: GridSample (16, 20), AffineGrid (20), MaxUnpool,
 // NonMaxSuppression, RoiAlign, MaxRoiPool (the random ops are in random.cpp).
+#include <array>
+
 #include "backend/kernels/kernel.h"
 
 namespace tonnx::backend {
 namespace {
 
-TONNX_KERNEL("GridSample", 16, 19, [](const KernelSpec& s) -> Kernel {
-  const ir::Node& n = s.node;
-  std::string mode = n.attr_s("mode", "bilinear"), pad = n.attr_s("padding_mode", "zeros");
-  bool align = n.attr_i("align_corners", 0) != 0;
-  int64_t m = mode == "bilinear" ? 0 : mode == "nearest" ? 1 : mode == "bicubic" ? 2 : -1;
-  int64_t p = pad == "zeros" ? 0 : pad == "border" ? 1 : pad == "reflection" ? 2 : -1;
-  if (m < 0) kernel_fail(n, "mode must be bilinear, nearest or bicubic; got " + mode);
-  if (p < 0) kernel_fail(n, "padding_mode must be zeros, border or reflection; got " + pad);
-  return [m, p, align](const Tensors& in) -> Tensors {
-    return {at::grid_sampler(in.at(0), in.at(1).to(in[0].scalar_type()), m, p, align)};
+// GridSample-16 (modes bilinear, nearest, bicubic) and 20 (renamed linear, nearest, cubic; any
+// number of spatial dims): ATen samples 2-D and 3-D grids (3-D without cubic), and the kernel
+// refuses the others by name.
+KernelFactory grid_sample(const std::array<const char*, 3> modes) {
+  return [modes](const KernelSpec& s) -> Kernel {
+    const ir::Node& n = s.node;
+    std::string mode = n.attr_s("mode", modes[0]), pad = n.attr_s("padding_mode", "zeros");
+    bool align = n.attr_i("align_corners", 0) != 0;
+    int64_t m = -1;
+    for (int64_t i = 0; i < 3; ++i)
+      if (mode == modes[i]) m = i;
+    int64_t p = pad == "zeros" ? 0 : pad == "border" ? 1 : pad == "reflection" ? 2 : -1;
+    if (m < 0)
+      kernel_fail(n, std::string("mode must be ") + modes[0] + ", " + modes[1] + " or " + modes[2] +
+                         "; got " + mode);
+    if (p < 0) kernel_fail(n, "padding_mode must be zeros, border or reflection; got " + pad);
+    return [&n, m, p, align](const Tensors& in) -> Tensors {
+      const at::Tensor& x = in.at(0);
+      const at::Tensor& grid = in.at(1);
+      if (x.dim() != 4 && x.dim() != 5)
+        kernel_fail(n, "X of rank " + std::to_string(x.dim()) +
+                           ": tonnx's backend samples 2-D and 3-D grids only (X of rank 4 or 5)");
+      if (x.dim() == 5 && m == 2) kernel_fail(n, "cubic mode on a 3-D grid is not implemented");
+      if (grid.dim() != x.dim() || grid.size(0) != x.size(0) || grid.size(-1) != x.dim() - 2)
+        kernel_fail(n, "grid must be [N, spatial..., " + std::to_string(x.dim() - 2) +
+                           "] for X of shape " + c10::str(x.sizes()) + ", got " +
+                           c10::str(grid.sizes()));
+      return {at::grid_sampler(x, grid.to(x.scalar_type()), m, p, align)};
+    };
   };
-});
-
-// GridSample-20: modes renamed (linear, nearest, cubic) and any number of spatial dims; ATen
-// samples 2-D and 3-D grids (3-D without cubic), and the kernel refuses the others by name.
-TONNX_KERNEL("GridSample", 20, kAnyOpset, [](const KernelSpec& s) -> Kernel {
-  const ir::Node& n = s.node;
-  std::string mode = n.attr_s("mode", "linear"), pad = n.attr_s("padding_mode", "zeros");
-  bool align = n.attr_i("align_corners", 0) != 0;
-  int64_t m = mode == "linear" ? 0 : mode == "nearest" ? 1 : mode == "cubic" ? 2 : -1;
-  int64_t p = pad == "zeros" ? 0 : pad == "border" ? 1 : pad == "reflection" ? 2 : -1;
-  if (m < 0) kernel_fail(n, "mode must be linear, nearest or cubic; got " + mode);
-  if (p < 0) kernel_fail(n, "padding_mode must be zeros, border or reflection; got " + pad);
-  return [&n, m, p, align](const Tensors& in) -> Tensors {
-    const at::Tensor& x = in.at(0);
-    const at::Tensor& grid = in.at(1);
-    if (x.dim() != 4 && x.dim() != 5)
-      kernel_fail(n, "X of rank " + std::to_string(x.dim()) +
-                         ": tonnx's backend samples 2-D and 3-D grids only (X of rank 4 or 5)");
-    if (x.dim() == 5 && m == 2) kernel_fail(n, "cubic mode on a 3-D grid is not implemented");
-    if (grid.dim() != x.dim() || grid.size(0) != x.size(0) || grid.size(-1) != x.dim() - 2)
-      kernel_fail(n, "grid must be [N, spatial..., " + std::to_string(x.dim() - 2) +
-                         "] for X of shape " + c10::str(x.sizes()) + ", got " +
-                         c10::str(grid.sizes()));
-    return {at::grid_sampler(x, grid.to(x.scalar_type()), m, p, align)};
-  };
-});
+}
+TONNX_KERNEL("GridSample", 16, 19, grid_sample({"bilinear", "nearest", "bicubic"}));
+TONNX_KERNEL("GridSample", 20, kAnyOpset, grid_sample({"linear", "nearest", "cubic"}));
 
 // AffineGrid-20: theta [N, 2, 3] or [N, 3, 4] and size (N, C, H, W) or (N, C, D, H, W) -> the
 // sampling grid, as PyTorch's affine_grid.

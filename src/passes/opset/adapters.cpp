@@ -33,8 +33,7 @@ void topk_up(Step& s) {
   if (!s.n->has_attr("k")) s.fail("has no k");
   at::Tensor k = at::tensor({s.n->attr_i("k", 0)}, at::kLong);
   s.n->remove_attr("k");
-  while (s.n->inputs().size() < 2) s.n->add_input(nullptr);
-  s.n->replace_input(1, s.add_constant(k, "k"));
+  s.set_input(1, s.add_constant(k, "k"));
 }
 void topk_down(Step& s) {
   const at::Tensor* k = s.constant(s.n->input(1));
@@ -59,9 +58,8 @@ void clip_up(Step& s) {
   float hi = s.n->attr_f("max", std::numeric_limits<float>::max());
   s.n->remove_attr("min");
   s.n->remove_attr("max");
-  while (s.n->inputs().size() < 3) s.n->add_input(nullptr);
-  s.n->replace_input(1, s.add_constant(at::scalar_tensor(lo, at::kFloat), "min"));
-  s.n->replace_input(2, s.add_constant(at::scalar_tensor(hi, at::kFloat), "max"));
+  s.set_input(1, s.add_constant(at::scalar_tensor(lo, s.input_type()), "min"));
+  s.set_input(2, s.add_constant(at::scalar_tensor(hi, s.input_type()), "max"));
 }
 void clip_down(Step& s) {
   for (size_t i = 1; i < 3; ++i) {
@@ -83,9 +81,9 @@ void pad_up_11(Step& s) {
   float value = s.n->attr_f("value", 0.0f);
   s.n->remove_attr("pads");
   s.n->remove_attr("value");
-  while (s.n->inputs().size() < 3) s.n->add_input(nullptr);
-  s.n->replace_input(1, s.add_constant(at::tensor(pads, at::kLong), "pads"));
-  if (value != 0.0f) s.n->replace_input(2, s.add_constant(at::scalar_tensor(value), "value"));
+  s.set_input(1, s.add_constant(at::tensor(pads, at::kLong), "pads"));
+  if (value != 0.0f)
+    s.set_input(2, s.add_constant(at::scalar_tensor(value, s.input_type()), "value"));
 }
 void pad_down_11(Step& s) {
   s.input_to_ints_attr(1, "pads");
@@ -104,9 +102,8 @@ void resize_up_11(Step& s) {
   if (s.n->attr_s("mode", "nearest") == "nearest")
     s.n->set_attr("nearest_mode", ir::AttrValue("floor"));
   ir::Value* scales = s.n->input(1);
-  while (s.n->inputs().size() < 3) s.n->add_input(nullptr);
-  s.n->replace_input(1, s.add_constant(at::empty({0}, at::kFloat), "roi"));
-  s.n->replace_input(2, scales);
+  s.set_input(1, s.add_constant(at::empty({0}, at::kFloat), "roi"));
+  s.set_input(2, scales);
 }
 void resize_down_11(Step& s) {
   // (Absent, they are half_pixel and round_prefer_floor at 11.)
@@ -134,8 +131,7 @@ void scatter_down(Step& s) { s.replace_op("Scatter"); }
 void dropout_up_12(Step& s) {
   float ratio = s.n->attr_f("ratio", 0.5f);
   s.n->remove_attr("ratio");
-  while (s.n->inputs().size() < 2) s.n->add_input(nullptr);
-  s.n->replace_input(1, s.add_constant(at::scalar_tensor(ratio, at::kFloat), "ratio"));
+  s.set_input(1, s.add_constant(at::scalar_tensor(ratio, at::kFloat), "ratio"));
 }
 void dropout_down_12(Step& s) {
   if (s.n->input(2)) {
@@ -202,9 +198,8 @@ void softmax_down(Step& s) {
 }
 // Resize-13: roi and scales optional.
 void resize_down_13(Step& s) {
-  while (s.n->inputs().size() < 3) s.n->add_input(nullptr);
-  if (!s.n->input(1)) s.n->replace_input(1, s.add_constant(at::empty({0}, at::kFloat), "roi"));
-  if (!s.n->input(2)) s.n->replace_input(2, s.add_constant(at::empty({0}, at::kFloat), "scales"));
+  if (!s.n->input(1)) s.set_input(1, s.add_constant(at::empty({0}, at::kFloat), "roi"));
+  if (!s.n->input(2)) s.set_input(2, s.add_constant(at::empty({0}, at::kFloat), "scales"));
 }
 
 // RoiAlign-16: coordinate_transformation_mode, default half_pixel; 10's meaning is
@@ -268,8 +263,7 @@ void split_down_18(Step& s) {
   for (int64_t i = 0; i < parts; ++i)
     sizes.push_back(std::max<int64_t>(0, std::min(chunk, len - chunk * i)));
   s.n->remove_attr("num_outputs");
-  while (s.n->inputs().size() < 2) s.n->add_input(nullptr);
-  s.n->replace_input(1, s.add_constant(at::tensor(sizes, at::kLong), "split"));
+  s.set_input(1, s.add_constant(at::tensor(sizes, at::kLong), "split"));
 }
 void resize_down_18(Step& s) {
   s.refuse_attr_unless("antialias", 0, "antialias exists from opset 18");
@@ -324,8 +318,7 @@ void grid_sample_down(Step& s) {
 void dft_up(Step& s) {
   int64_t axis = s.n->attr_i("axis", 1);
   s.n->remove_attr("axis");
-  while (s.n->inputs().size() < 3) s.n->add_input(nullptr);
-  s.n->replace_input(2, s.add_constant(at::scalar_tensor(axis, at::kLong), "axis"));
+  s.set_input(2, s.add_constant(at::scalar_tensor(axis, at::kLong), "axis"));
 }
 void dft_down(Step& s) {
   int64_t axis = -2;

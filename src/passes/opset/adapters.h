@@ -46,6 +46,10 @@ struct Step {
   // Input `index` present (and not the empty name): refused with `why`.
   void refuse_input(size_t index, const std::string& why);
   void drop_trailing_empty_inputs();
+  // Input `index` becomes `v` (the omitted inputs before it stay omitted).
+  void set_input(size_t index, ir::Value* v);
+  // The element type of input 0 where its type says it, else float.
+  at::ScalarType input_type() const;
   // The rank of `v` where its type says it, else -1.
   static int64_t rank_of(const ir::Value* v);
 };

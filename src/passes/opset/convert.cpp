@@ -54,8 +54,7 @@ void Step::ints_attr_to_input(const std::string& attr, size_t index) {
   if (!n->has_attr(attr)) return;
   ir::Ints v = n->attr_ints(attr);
   n->remove_attr(attr);
-  while (n->inputs().size() <= index) n->add_input(nullptr);
-  n->replace_input(index, add_constant(at::tensor(v, at::kLong), attr));
+  set_input(index, add_constant(at::tensor(v, at::kLong), attr));
 }
 
 void Step::input_to_ints_attr(size_t index, const std::string& attr) {
@@ -87,6 +86,21 @@ void Step::refuse_input(size_t index, const std::string& why) {
 }
 
 void Step::drop_trailing_empty_inputs() { n->drop_trailing_empty_inputs(); }
+
+void Step::set_input(size_t index, ir::Value* v) {
+  while (n->inputs().size() <= index) n->add_input(nullptr);
+  n->replace_input(index, v);
+}
+
+at::ScalarType Step::input_type() const {
+  const ir::Value* x = n->input(0);
+  if (!x || !x->type() || x->type()->dtype == ir::DType::Undefined) return at::kFloat;
+  try {
+    return ir::scalar_type_from_dtype(x->type()->dtype);
+  } catch (const std::exception&) {
+    return at::kFloat;
+  }
+}
 
 int64_t Step::rank_of(const ir::Value* v) {
   if (!v || !v->type() || !v->type()->shape) return -1;
