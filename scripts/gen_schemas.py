@@ -23,7 +23,7 @@ TYPES_ONLY = {
     # 19: float8 types (Cast's and QuantizeLinear's `saturate` applies to float8 targets only),
     # strings for Equal.
     "Cast": {19, 21, 23}, "CastLike": {19, 21, 23}, "Constant": {19, 21, 23},
-    "DequantizeLinear": {19, 23}, "QuantizeLinear": {19, 23}, "Equal": {19},
+    "DequantizeLinear": {19}, "QuantizeLinear": {19}, "Equal": {19},
     "Identity": {19, 21, 23}, "If": {19, 21, 23}, "Loop": {19, 21, 23}, "Scan": {19, 21, 23},
     "Reshape": {19, 21, 23}, "Shape": {19, 21, 23}, "Size": {19, 21, 23},
     # 20: float8 for ConstantOfShape, IsInf, IsNaN; bool for ReduceMax and ReduceMin.
@@ -32,12 +32,13 @@ TYPES_ONLY = {
     # 21 and 23: int4/uint4, then float4e2m1.
     "Flatten": {21, 23}, "Pad": {21, 23}, "Squeeze": {21, 23}, "Transpose": {21, 23},
     "Unsqueeze": {21, 23}, "QLinearMatMul": {21},
-    # 22: bfloat16 for these.
+    # 22: bfloat16 for these (not AveragePool and MaxPool: 22 also drops the windows that
+    # start in the end pad). Not Quantize/DequantizeLinear-23 either (precision, output_dtype).
     **{op: {22} for op in (
-        "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "AveragePool", "Bernoulli", "Conv",
+        "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Bernoulli", "Conv",
         "ConvTranspose", "Cos", "Cosh", "DeformConv", "Det", "Dropout", "Elu", "EyeLike", "GRU",
         "GlobalAveragePool", "GlobalLpPool", "GlobalMaxPool", "GridSample", "HardSigmoid",
-        "HardSwish", "InstanceNormalization", "LSTM", "LpNormalization", "LpPool", "MaxPool",
+        "HardSwish", "InstanceNormalization", "LSTM", "LpNormalization", "LpPool",
         "MaxRoiPool", "MaxUnpool", "Mish", "Multinomial", "NegativeLogLikelihoodLoss", "RNN",
         "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "RoiAlign",
         "Round", "Selu", "Sin", "Sinh", "Softplus", "Softsign", "Tan", "ThresholdedRelu")},

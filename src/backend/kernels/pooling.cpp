@@ -89,7 +89,8 @@ TONNX_KERNEL("MaxPool", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   bool col_major = n.attr_i("storage_order", 0) != 0;
   bool want_indices = n.outputs().size() > 1;
   bool in_b = s.blocked_input(0), out_b = s.blocked_out;
-  return [c, &n, want_indices, col_major, in_b, out_b](const Tensors& in) -> Tensors {
+  bool v22 = s.opset >= 22;  // windows that start in the end pad are dropped from 22
+  return [c, &n, want_indices, col_major, in_b, out_b, v22](const Tensors& in) -> Tensors {
     at::Tensor x = in.at(0);
     if (at::Tensor y = pool_blocked(n, c, x, in_b, out_b, true, false); y.defined()) return {y};
     if (x.dim() < 3)
@@ -131,6 +132,10 @@ TONNX_KERNEL("MaxPool", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
                   "indices with pads larger than half the kernel, or with end pads larger than "
                   "the begin pads, are not supported");
     if (!symmetric(p) || big_pad) {
+      if (v22 && c.ceil_mode)
+        kernel_fail(n,
+                    "ceil_mode=1 with these pads at opset 22 (windows that start in the end "
+                    "pad are dropped) is not implemented by tonnx's backend");
       xin = at::constant_pad_nd(xin, aten_pad_order(p), -std::numeric_limits<double>::infinity());
       std::fill(pad_arg.begin(), pad_arg.end(), 0);
     }
@@ -201,7 +206,8 @@ TONNX_KERNEL("AveragePool", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
                   "backend");
   bool include_pad = n.attr_i("count_include_pad", 0) != 0;
   bool in_b = s.blocked_input(0), out_b = s.blocked_out;
-  return [c, &n, include_pad, in_b, out_b](const Tensors& in) -> Tensors {
+  bool v22 = s.opset >= 22;  // windows that start in the end pad are dropped from 22
+  return [c, &n, include_pad, in_b, out_b, v22](const Tensors& in) -> Tensors {
     at::Tensor x = in.at(0);
     if (at::Tensor y = pool_blocked(n, c, x, in_b, out_b, false, include_pad); y.defined())
       return {y};
@@ -231,6 +237,10 @@ TONNX_KERNEL("AveragePool", 1, kAnyOpset, [](const KernelSpec& s) -> Kernel {
         if (d == 3) return {at::avg_pool3d(x, c.kernel, st, pad_arg, c.ceil_mode, include_pad)};
       }
     }
+    if (v22 && c.ceil_mode)
+      kernel_fail(n,
+                  "ceil_mode=1 with these pads at opset 22 (windows that start in the end pad "
+                  "are dropped) is not implemented by tonnx's backend");
     at::Tensor xp = at::constant_pad_nd(x, aten_pad_order(p), 0);
     at::Tensor ones = at::constant_pad_nd(at::ones_like(x.select(1, 0).unsqueeze(1)),
                                           aten_pad_order(p), include_pad ? 1 : 0);

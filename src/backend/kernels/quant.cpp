@@ -50,6 +50,10 @@ TONNX_KERNEL("QuantizeLinear", 10, kAnyOpset, [](const KernelSpec& s) -> Kernel 
     int64_t a = in.at(1).numel() > 1 ? norm_axis(n, axis, x.dim()) : 0;
     at::Tensor scale = along(in.at(1), a, x.dim()).to(at::kFloat);
     at::Tensor zp = in.size() > 2 && in[2].defined() ? in[2] : at::zeros({}, out_type);
+    if (zp.scalar_type() != at::kByte && zp.scalar_type() != at::kChar)
+      kernel_fail(n, "a zero point of " + std::string(c10::toString(zp.scalar_type())) +
+                         " storage (int16, uint16: QuantizeLinear-21) is not implemented by "
+                         "tonnx's backend; uint8 and int8 are");
     at::ScalarType st = zp.scalar_type();
     at::Tensor q = at::round(x.to(at::kFloat) / scale) + along(zp, a, x.dim()).to(at::kFloat);
     return {saturate(q, st)};

@@ -62,6 +62,7 @@ at::Tensor amax_or_empty(const at::Tensor& x, const std::vector<int64_t>& a, boo
       if (!at::isFloatingType(x.scalar_type()))
         fill = is_max ? static_cast<double>(std::numeric_limits<int64_t>::min())
                       : static_cast<double>(std::numeric_limits<int64_t>::max());
+      if (x.scalar_type() == at::kBool) fill = is_max ? 0 : 1;  // (ReduceMax/Min-20)
       return at::full(out, fill, x.options());
     }
   if (a.empty()) return x;

@@ -42,7 +42,8 @@ const std::map<std::string, int>& implemented_through() {
       {"ReduceSumSquare", 18},
       {"Pad", 19},          // axes (18); mode "wrap" (19) is refused
       {"Split", 18},        // num_outputs
-      {"AveragePool", 19},  // dilations other than 1 are refused
+      {"AveragePool", 22},  // dilations other than 1 are refused; 22's end-pad windows with
+      {"MaxPool", 22},      // ceil_mode on the padded path refused
       {"Resize", 19},       // antialias, keep_aspect_ratio_policy, half_pixel_symmetric refused
       {"ScatterElements", 18},
       {"ScatterND", 18},  // reduction max and min

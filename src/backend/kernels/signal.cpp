@@ -48,6 +48,10 @@ TONNX_KERNEL("DFT", 17, kAnyOpset, [](const KernelSpec& s) -> Kernel {
   int64_t attr_axis = n.attr_i("axis", 1);
   bool axis_input = s.opset >= 20;
   bool inverse = n.attr_i("inverse", 0) != 0, onesided = n.attr_i("onesided", 0) != 0;
+  if (inverse && onesided)
+    kernel_fail(n,
+                "inverse=1 with onesided=1 (a real signal from half a spectrum) is not "
+                "implemented by tonnx's backend");
   return [&n, attr_axis, axis_input, inverse, onesided](const Tensors& in) -> Tensors {
     const at::Tensor& x = in.at(0);
     int64_t axis = attr_axis;

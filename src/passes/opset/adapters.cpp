@@ -58,8 +58,8 @@ void clip_up(Step& s) {
   float hi = s.n->attr_f("max", std::numeric_limits<float>::max());
   s.n->remove_attr("min");
   s.n->remove_attr("max");
-  s.set_input(1, s.add_constant(at::scalar_tensor(lo, s.input_type()), "min"));
-  s.set_input(2, s.add_constant(at::scalar_tensor(hi, s.input_type()), "max"));
+  s.set_input(1, s.add_constant(s.scalar_of_input_type(lo, "min"), "min"));
+  s.set_input(2, s.add_constant(s.scalar_of_input_type(hi, "max"), "max"));
 }
 void clip_down(Step& s) {
   for (size_t i = 1; i < 3; ++i) {
@@ -83,7 +83,7 @@ void pad_up_11(Step& s) {
   s.n->remove_attr("value");
   s.set_input(1, s.add_constant(at::tensor(pads, at::kLong), "pads"));
   if (value != 0.0f)
-    s.set_input(2, s.add_constant(at::scalar_tensor(value, s.input_type()), "value"));
+    s.set_input(2, s.add_constant(s.scalar_of_input_type(value, "value"), "value"));
 }
 void pad_down_11(Step& s) {
   s.input_to_ints_attr(1, "pads");
@@ -160,6 +160,9 @@ void split_down_13(Step& s) { s.input_to_ints_attr(1, "split"); }
 void axes_up(Step& s) { s.ints_attr_to_input("axes", 1); }
 void axes_down(Step& s) { s.input_to_ints_attr(1, "axes"); }
 void reduce_down(Step& s) {
+  // An empty constant axes input is no axes input (absent, or with the attribute, all axes).
+  if (const at::Tensor* a = s.constant(s.n->input(1)); a && a->numel() == 0)
+    s.n->replace_input(1, nullptr);
   if (s.n->attr_i("noop_with_empty_axes", 0) != 0 && !s.n->input(1))
     s.fail("reduces over no axis (noop_with_empty_axes), which does not exist before opset " +
            std::to_string(s.version));
@@ -246,6 +249,10 @@ void pad_down_18(Step& s) {
 void split_down_18(Step& s) {
   if (!s.n->has_attr("num_outputs")) return;
   int64_t parts = s.n->attr_i("num_outputs", 0);
+  if (!s.n->input(0)) s.fail("has no input");
+  if (parts != static_cast<int64_t>(s.n->outputs().size()))
+    s.fail("num_outputs is " + std::to_string(parts) + " but the node has " +
+           std::to_string(s.n->outputs().size()) + " outputs");
   const std::optional<ir::TensorType>& t = s.n->input(0)->type();
   int64_t axis = s.n->attr_i("axis", 0);
   int64_t r = Step::rank_of(s.n->input(0));
@@ -259,6 +266,10 @@ void split_down_18(Step& s) {
         "splits into num_outputs parts of a dim whose size is known only at run time; "
         "opset 17 needs the sizes");
   int64_t chunk = (len + parts - 1) / parts;
+  if (chunk * (parts - 1) >= len && len > 0)
+    s.fail("a dim of " + std::to_string(len) + " cannot be split into " + std::to_string(parts) +
+           " parts of ceil(" + std::to_string(len) + " / " + std::to_string(parts) +
+           ") with a last one left");
   std::vector<int64_t> sizes;
   for (int64_t i = 0; i < parts; ++i)
     sizes.push_back(std::max<int64_t>(0, std::min(chunk, len - chunk * i)));
@@ -348,6 +359,29 @@ void group_norm_step(Step& s) {
               : "GroupNormalization-21 has no earlier form but the deprecated one");
 }
 
+// Split-18 without the split input needs num_outputs (13 split into equal parts).
+void split_up_18(Step& s) {
+  if (!s.n->input(1) && !s.n->has_attr("num_outputs"))
+    s.n->set_attr("num_outputs", ir::AttrValue(static_cast<int64_t>(s.n->outputs().size())));
+}
+// Resize-13 drops tf_half_pixel_for_nn.
+void resize_up_13(Step& s) {
+  if (s.n->attr_s("coordinate_transformation_mode", "") == "tf_half_pixel_for_nn")
+    s.fail("coordinate_transformation_mode tf_half_pixel_for_nn does not exist from opset 13");
+}
+// BatchNormalization-9 with more than one output is training mode; 14 says it with
+// training_mode (and its outputs differ).
+void batchnorm_up_14(Step& s) {
+  if (s.n->outputs().size() > 1)
+    s.fail("has the outputs of training mode, whose meaning changed at opset 14");
+}
+// OneHot-11 wraps negative indices; 9 and 10 give off_value for them.
+void one_hot_step(Step& s) {
+  s.fail(
+      "negative indices mean off_value before opset 11 and count from the end from 11; "
+      "whether this node's indices can be negative is not known here");
+}
+
 // Opset 14 and 15's attributes whose default is the old meaning: dropped when at it.
 void reshape_down(Step& s) {
   if (s.n->attr_i("allowzero", 0) != 0) {
@@ -361,6 +395,8 @@ void reshape_down(Step& s) {
 }
 void training_mode_down(Step& s) {
   s.refuse_attr_unless("training_mode", 0, "training_mode exists from opset 14");
+  if (s.n->outputs().size() > 1)
+    s.fail("has more than one output, which means training mode before opset 14");
 }
 void layout_down(Step& s) {
   s.refuse_attr_unless("layout", 0, "the batch-first layout exists from opset 14");
@@ -387,7 +423,16 @@ void layer_norm_down(Step& s) {
   ir::Node& n = *s.n;
   if (n.outputs().size() > 1) s.fail("its Mean and InvStdDev outputs have no earlier form");
   if (n.attr_i("stash_type", 1) != 1) s.fail("stash_type other than 1 has no earlier form");
+  if (!n.input(0)) s.fail("has no X");
   int64_t axis = n.attr_i("axis", -1), r = Step::rank_of(n.input(0));
+  if (axis < -64 || axis > 64 || (r >= 0 && (axis < -r || axis >= r)))
+    s.fail("axis " + std::to_string(axis) + " is out of range");
+  at::ScalarType stash = s.input_type();
+  if (stash != at::kFloat && stash != at::kDouble)
+    s.fail("its statistics are computed in float (stash_type 1) for an input of " +
+           std::string(c10::toString(stash)) +
+           "; the decomposition computes in the input's "
+           "type");
   ir::Ints axes;
   if (axis < 0) {
     for (int64_t a = axis; a < 0; ++a) axes.push_back(a);
@@ -432,6 +477,7 @@ const std::vector<AdapterEntry>& adapters() {
       {"Resize", 11, resize_up_11, resize_down_11},
       {"Scatter", 11, scatter_up, nullptr},
       {"ScatterElements", 11, nullptr, scatter_down},
+      {"OneHot", 11, one_hot_step, one_hot_step},
       {"Dropout", 12, dropout_up_12, dropout_down_12},
       {"ArgMax", 12, nullptr, select_last_down},
       {"ArgMin", 12, nullptr, select_last_down},
@@ -443,10 +489,10 @@ const std::vector<AdapterEntry>& adapters() {
       {"Softmax", 13, softmax_up, softmax_down},
       {"LogSoftmax", 13, softmax_up, softmax_down},
       {"Hardmax", 13, softmax_up, softmax_down},
-      {"Resize", 13, nullptr, resize_down_13},
+      {"Resize", 13, resize_up_13, resize_down_13},
       {"HardSwish", 14, nullptr, hard_swish_down},
       {"Reshape", 14, nullptr, reshape_down},
-      {"BatchNormalization", 14, nullptr, training_mode_down},
+      {"BatchNormalization", 14, batchnorm_up_14, training_mode_down},
       {"GRU", 14, nullptr, layout_down},
       {"LSTM", 14, nullptr, layout_down},
       {"RNN", 14, nullptr, layout_down},
@@ -465,7 +511,7 @@ const std::vector<AdapterEntry>& adapters() {
       {"ReduceProd", 18, axes_up, reduce_down},
       {"ReduceSumSquare", 18, axes_up, reduce_down},
       {"Pad", 18, nullptr, pad_down_18},
-      {"Split", 18, nullptr, split_down_18},
+      {"Split", 18, split_up_18, split_down_18},
       {"Resize", 18, nullptr, resize_down_18},
       {"ScatterElements", 18, nullptr, reduction_down_18},
       {"ScatterND", 18, nullptr, reduction_down_18},

@@ -50,6 +50,9 @@ struct Step {
   void set_input(size_t index, ir::Value* v);
   // The element type of input 0 where its type says it, else float.
   at::ScalarType input_type() const;
+  // `v` as a 0-d tensor of input 0's type (the float range's ends become inf in a narrower
+  // float type); fails where an integer type cannot hold it.
+  at::Tensor scalar_of_input_type(double v, const std::string& what) const;
   // The rank of `v` where its type says it, else -1.
   static int64_t rank_of(const ir::Value* v);
 };

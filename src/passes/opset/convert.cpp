@@ -1,6 +1,7 @@
 // The opset converter: steps one opset at a time, each node through its adapter
 // (adapters.cpp), then checks it against the schema of the opset it arrives at.
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <utility>
 
@@ -100,6 +101,18 @@ at::ScalarType Step::input_type() const {
   } catch (const std::exception&) {
     return at::kFloat;
   }
+}
+
+at::Tensor Step::scalar_of_input_type(double v, const std::string& what) const {
+  at::ScalarType t = input_type();
+  if (at::isFloatingType(t)) return at::scalar_tensor(v, at::kDouble).to(t);
+  at::Tensor r = at::scalar_tensor(v, at::kDouble);
+  if (std::isfinite(v) && std::nearbyint(v) == v && std::abs(v) < 9.0e15) {
+    at::Tensor i = r.to(t);
+    if (i.to(at::kDouble).item<double>() == v) return i;
+  }
+  fail(what + " " + std::to_string(v) + " does not fit the input's " +
+       std::string(c10::toString(t)));
 }
 
 int64_t Step::rank_of(const ir::Value* v) {
@@ -240,7 +253,14 @@ OpsetConversion convert_opset(ir::Model& m, int target) {
     if (o.domain.empty()) o.version = target;
   // The IR version each opset needs at least (ONNX's versioning table), and at most 8 for the
   // opsets libonnx 1.12 checks.
-  int64_t need = target >= 23 ? 11 : target >= 21 ? 10 : target >= 19 ? 9 : target >= 18 ? 8 : 3;
+  int64_t need = target >= 23   ? 11
+                 : target >= 21 ? 10
+                 : target >= 19 ? 9
+                 : target >= 15 ? 8
+                 : target >= 12 ? 7
+                 : target >= 11 ? 6
+                 : target >= 10 ? 5
+                                : 4;
   m.ir_version = std::max(m.ir_version, need);
   if (target <= 17) m.ir_version = std::min<int64_t>(m.ir_version, 8);
   return r;

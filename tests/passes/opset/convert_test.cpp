@@ -64,6 +64,11 @@ TEST(OpsetConvert, AttributesBecomeInputsAndBack) {
       {"Pad", 10, {x}, {ints_of("pads", {0, 1, 2, 0, 0, 1}), {"value", ir::AttrValue(1.5f)}}},
       {11, 18, 23}, "pad");
   expect_converts({"Dropout", 11, {x}, {{"ratio", ir::AttrValue(0.25f)}}}, {12, 22}, "dropout");
+  // Split-13 into equal parts needs num_outputs at 18; an empty constant axes input is no axes.
+  expect_converts({"Split", 13, {torch::randn({2, 6})}, {{"axis", ir::AttrValue(int64_t{1})}}, 3},
+                  {18, 23}, "split_equal");
+  expect_converts(NodeCase("ReduceMax", 18, {x, int64s({})}).with_constants({1}), {17, 11},
+                  "reduce_empty_axes");
 }
 
 TEST(OpsetConvert, MeaningsThatChangedAreKept) {
@@ -180,6 +185,35 @@ TEST(OpsetConvert, WhatTheTargetCannotSayIsRefusedByName) {
         convert({"LayerNormalization", 17, {x, torch::ones({4})}, {}, 3}, 16);
       },
       "Mean and InvStdDev");
+  expect_error(
+      [&] {
+        convert(NodeCase("ReduceL2", 18, {x, int64s({})},
+                         {{"noop_with_empty_axes", ir::AttrValue(int64_t{1})}})
+                    .with_constants({1}),
+                17);
+      },
+      "reduces over no axis");
+  expect_error(
+      [&] {
+        convert({"Split", 18, {x}, {{"num_outputs", ir::AttrValue(int64_t{1000000000000})}}, 2},
+                17);
+      },
+      "num_outputs is 1000000000000 but the node has 2 outputs");
+  expect_error(
+      [&] {
+        convert({"BatchNormalization",
+                 9,
+                 {x, torch::ones({3}), torch::zeros({3}), torch::zeros({3}), torch::ones({3})},
+                 {},
+                 3},
+                14);
+      },
+      "training mode");
+  expect_error(
+      [&] {
+        convert({"OneHot", 10, {int64s({1, 0}), int64s({3}), torch::tensor({0.f, 1.f})}}, 11);
+      },
+      "negative indices");
   expect_error([&] { convert({"Relu", 13, {x}}, 24); }, "target opset 24 is out of range");
   expect_error([&] { convert({"Relu", 8, {x}}, 13); }, "imports ai.onnx opset 8");
 }
